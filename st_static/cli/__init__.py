@@ -1,0 +1,8 @@
+"""``st-static`` command line: one module per command, all registered on :data:`app`."""
+
+from __future__ import annotations
+
+from st_static.cli import info  # noqa: F401  (registers the command)
+from st_static.cli.app import app
+
+__all__ = ["app"]

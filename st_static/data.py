@@ -1,0 +1,87 @@
+"""Readers for the data formats st-static uses (UTF-8 TSV with a header, one record per line, no quoting)."""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class DataFormatError(ValueError):
+    """A data file does not have the expected columns or values."""
+
+
+@dataclass(frozen=True)
+class ScoredPairs:
+    """Sentence pairs with a gold score (STS) or label (paraphrase)."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: list[float]
+
+
+def read_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[list[str]]:
+    """Read the named columns of a header-first TSV file (quoting off, as the data README prescribes).
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        DataFormatError: If a column is missing or a row has too few fields.
+    """
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None:
+            raise DataFormatError(f"{path}: the file is empty (expected a header with {', '.join(columns)}).")
+        missing = [column for column in columns if column not in header]
+        if missing:
+            raise DataFormatError(f"{path}: missing column(s) {', '.join(missing)}; the header is {header}.")
+        indices = [header.index(column) for column in columns]
+        rows = []
+        for line_number, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) <= max(indices):
+                raise DataFormatError(
+                    f"{path}:{line_number}: expected {len(header)} tab-separated fields, got {len(row)}."
+                )
+            rows.append([row[index] for index in indices])
+    return rows
+
+
+def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score") -> ScoredPairs:
+    """Read ``sentence1``, ``sentence2`` and a numeric score column (STS score or paraphrase label)."""
+    rows = read_tsv(path, ("sentence1", "sentence2", score_column))
+    scores = []
+    for line_number, row in enumerate(rows, start=2):
+        try:
+            scores.append(float(row[2]))
+        except ValueError as error:
+            raise DataFormatError(f"{path}:{line_number}: {score_column} {row[2]!r} is not a number.") from error
+    if not rows:
+        raise DataFormatError(f"{path}: no rows.")
+    return ScoredPairs([row[0] for row in rows], [row[1] for row in rows], scores)
+
+
+def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """Read translation pairs: the first two columns of a parallel file (``en``/``other``, ``eng``/``other``)."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+    if len(header) < 2:
+        raise DataFormatError(f"{path}: expected at least two tab-separated columns, got header {header}.")
+    rows = read_tsv(path, (header[0], header[1]))
+    if not rows:
+        raise DataFormatError(f"{path}: no rows.")
+    return [(row[0], row[1]) for row in rows]
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield the non-empty lines of a one-sentence-per-line text file, stripped."""
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if line:
+                yield line

@@ -1,0 +1,369 @@
+"""``StaticWordAverage``: the sentence-transformers input module of a static word embedding model."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import save_file
+from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+from tokenizers import Tokenizer
+from torch import nn
+from transformers import PreTrainedTokenizerFast
+
+from st_static.tokenization import (
+    DROPPED,
+    build_word_tokenizer,
+    is_lowercase_tokenizer,
+    token_targets,
+)
+
+logger = logging.getLogger(__name__)
+
+CONFIG_FILE_NAME = "st_static_config.json"
+WEIGHTS_FILE_NAME = "model.safetensors"
+TOKENIZER_FILE_NAME = "tokenizer.json"
+FORMAT_VERSION = 1
+
+
+class ModelFolderError(ValueError):
+    """A saved model folder is missing a file, is corrupt, or its parts disagree."""
+
+
+def check_texts(texts: object) -> list[str]:
+    """Return ``texts`` as a list of str, or raise a ``TypeError`` naming the first offending item.
+
+    Args:
+        texts: A str or a sequence of str.
+
+    Returns:
+        The texts as a list (a single str becomes a one-item list).
+
+    Raises:
+        TypeError: If ``texts`` is not a str or a sequence whose items are all str.
+    """
+    if isinstance(texts, str):
+        return [texts]
+    if texts is None or isinstance(texts, bytes | dict) or not isinstance(texts, Sequence | np.ndarray):
+        raise TypeError(f"Expected a str or a sequence of str, got {type(texts).__name__}.")
+    text_list = list(texts)
+    for index, text in enumerate(text_list):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"Expected every text to be a str, but item {index} is {type(text).__name__}: {text!r:.80}."
+            )
+    return text_list
+
+
+class StaticWordAverage(StaticEmbedding):
+    """A word -> vector table; a text's embedding is the mean of its words' vectors.
+
+    The word rules (punctuation dropped, exact then lowercase look-up, longest-known-prefix fallback,
+    space-less scripts segmented into vocabulary tokens) live in the Rust tokenizer built by
+    :func:`st_static.tokenization.build_word_tokenizer`. Follow the module with
+    ``sentence_transformers.base.modules.Normalize`` to get unit vectors; text without a known word gives
+    the zero vector.
+
+    The module *is* a sentence-transformers ``StaticEmbedding`` and saves exactly that class's files
+    (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json``.
+    It is recorded in ``modules.json`` under ``StaticEmbedding``'s name, so a saved model loads with a bare
+    ``SentenceTransformer(path_or_repo_id)`` — no ``trust_remote_code`` and no st-static needed — and encodes
+    identically. :meth:`load` (or :func:`st_static.load_model`) gives the richer class back, with checks.
+
+    Args:
+        tokenizer: A word tokenizer from :func:`~st_static.tokenization.build_word_tokenizer`.
+        word_vectors: The table, one row per vocabulary word, shape ``(num_words, dim)``.
+        metadata: JSON-serialisable facts about the model (teacher, stages, corpus, ...), saved with it.
+
+    Example::
+
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.base.modules import Normalize
+        from st_static import StaticWordAverage
+
+        module = StaticWordAverage.from_word_vectors(["hello", "world"], vectors)
+        model = SentenceTransformer(modules=[module, Normalize()])
+        model.save_pretrained("swe-model")  # loads anywhere with SentenceTransformer("swe-model")
+    """
+
+    config_file_name = CONFIG_FILE_NAME
+    config_keys: ClassVar[list[str]] = ["metadata"]
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer | PreTrainedTokenizerFast,
+        word_vectors: np.ndarray | torch.Tensor,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if isinstance(tokenizer, PreTrainedTokenizerFast):
+            tokenizer = tokenizer._tokenizer
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}.")
+        targets, num_words = token_targets(tokenizer)
+        word_vectors = torch.as_tensor(np.asarray(word_vectors) if not torch.is_tensor(word_vectors) else word_vectors)
+        if word_vectors.ndim != 2:
+            raise ValueError(
+                f"word_vectors must be a 2-D (num_words, dim) matrix, got shape {tuple(word_vectors.shape)}."
+            )
+        if word_vectors.shape[0] != num_words:
+            raise ValueError(
+                f"The vocabulary has {num_words} words but the table has {word_vectors.shape[0]} rows; "
+                "they must match one to one."
+            )
+        if word_vectors.shape[1] < 1:
+            raise ValueError("word_vectors must have at least one column.")
+        if not torch.is_floating_point(word_vectors):
+            raise TypeError(f"word_vectors must be floating point, got {word_vectors.dtype}.")
+        word_vectors = word_vectors.detach().to(torch.float32)
+        if not torch.isfinite(word_vectors).all():
+            raise ValueError("word_vectors contains NaN or infinite values.")
+
+        token_rows = torch.from_numpy(np.where(targets == DROPPED, num_words, targets))
+        table = torch.zeros(len(targets), word_vectors.shape[1], dtype=torch.float32)
+        kept = token_rows < num_words
+        table[kept] = word_vectors[token_rows[kept]]
+        super().__init__(tokenizer, embedding_weights=table)
+        # The [UNK] row (index num_words) stands for every dropped token: zero, excluded from the mean and
+        # never trained. Case variants and space-less continuation forms read their word's row.
+        self.embedding = nn.EmbeddingBag.from_pretrained(table, freeze=False, mode="mean", padding_idx=num_words)
+        self.register_buffer("token_rows", token_rows, persistent=False)
+        self.num_words = num_words
+        self.lowercase = is_lowercase_tokenizer(tokenizer)
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self._vocabulary: list[str] | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_word_vectors(
+        cls,
+        words: Sequence[str],
+        word_vectors: np.ndarray | torch.Tensor,
+        teacher_tokenizer: Tokenizer | PreTrainedTokenizerFast | str | None = None,
+        lowercase: bool | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> StaticWordAverage:
+        """Build the module from a vocabulary and its table.
+
+        Args:
+            words: Vocabulary words, one per row of ``word_vectors``.
+            word_vectors: Matrix of shape ``(len(words), dim)``, numpy or torch.
+            teacher_tokenizer: The teacher's tokenizer (object or ``tokenizer.json`` path), whose characters
+                are accepted inside unknown words for the prefix fallback.
+            lowercase: Lowercase inputs before the look-up; defaults to whether all words are lowercase.
+            metadata: JSON-serialisable facts about the model, saved with it.
+
+        Returns:
+            The module.
+        """
+        if isinstance(teacher_tokenizer, str | os.PathLike):
+            teacher_tokenizer = Tokenizer.from_file(str(teacher_tokenizer))
+        elif isinstance(teacher_tokenizer, PreTrainedTokenizerFast):
+            teacher_tokenizer = teacher_tokenizer._tokenizer
+        tokenizer = build_word_tokenizer(words, teacher_tokenizer=teacher_tokenizer, lowercase=lowercase)
+        return cls(tokenizer, word_vectors, metadata=metadata)
+
+    @classmethod
+    def from_static_embedding(
+        cls, module: StaticEmbedding, metadata: dict[str, Any] | None = None
+    ) -> StaticWordAverage:
+        """Recover a ``StaticWordAverage`` from the ``StaticEmbedding`` a bare ``SentenceTransformer`` loaded."""
+        if isinstance(module, StaticWordAverage):
+            return module
+        _, num_words = token_targets(module.tokenizer)
+        weight = module.embedding.weight.detach()
+        return cls(module.tokenizer, weight[:num_words].clone(), metadata=metadata)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def vocabulary(self) -> list[str]:
+        """The vocabulary words, in row order."""
+        if self._vocabulary is None:
+            words = [""] * self.num_words
+            for token, token_id in self.tokenizer.get_vocab(with_added_tokens=False).items():
+                if token_id < self.num_words:
+                    words[token_id] = token
+            self._vocabulary = words
+        return self._vocabulary
+
+    @property
+    def word_vectors(self) -> torch.Tensor:
+        """The table, one row per vocabulary word (a view of the trainable weight)."""
+        return self.embedding.weight[: self.num_words]
+
+    # ------------------------------------------------------------------ inference
+    def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Tokenise ``texts`` into table rows.
+
+        Args:
+            texts: The texts (str only).
+
+        Returns:
+            ``(rows, offsets)``: flat int64 row ids (dropped tokens point at the zero ``[UNK]`` row) and the
+            start of each text in ``rows``.
+        """
+        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        lengths = np.fromiter((len(encoding.ids) for encoding in encodings), dtype=np.int64, count=len(encodings))
+        token_ids = np.fromiter(
+            (token_id for encoding in encodings for token_id in encoding.ids), dtype=np.int64, count=int(lengths.sum())
+        )
+        offsets = np.zeros(len(encodings), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        return self.token_rows.numpy()[token_ids], offsets
+
+    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
+        """Turn texts into the ``input_ids``/``offsets`` features of the embedding bag."""
+        texts = check_texts(inputs)
+        if prompt:
+            texts = self._prepend_prompt(texts, prompt)
+        rows, offsets = self.token_ids(texts)
+        return {"input_ids": torch.from_numpy(rows), "offsets": torch.from_numpy(offsets)}
+
+    def sync_token_rows(self) -> None:
+        """Copy each word's row into the rows of its case variants and continuation forms.
+
+        Training updates word rows only (inputs are mapped to them); this makes the full token table, which
+        a bare ``StaticEmbedding`` reads, agree again. Runs on ``eval()`` and before saving.
+        """
+        with torch.no_grad():
+            weight = self.embedding.weight
+            extra = torch.arange(self.num_words, weight.shape[0], device=weight.device)
+            weight[extra] = weight[self.token_rows[extra].to(weight.device)]
+            weight[self.num_words] = 0.0
+
+    def _get_name(self) -> str:
+        return "StaticWordAverage"
+
+    def __repr__(self) -> str:
+        return (
+            f"StaticWordAverage(num_words={self.num_words}, embedding_dim={self.embedding_dim}, "
+            f"lowercase={self.lowercase})"
+        )
+
+    def train(self, mode: bool = True) -> StaticWordAverage:
+        if not mode:
+            self.sync_token_rows()
+        return super().train(mode)
+
+    # ------------------------------------------------------------------ saving and loading
+    def get_config_dict(self) -> dict[str, Any]:
+        return {
+            "format": "st-static",
+            "format_version": FORMAT_VERSION,
+            "num_words": self.num_words,
+            "num_tokens": int(self.embedding.weight.shape[0]),
+            "embedding_dim": self.embedding_dim,
+            "lowercase": self.lowercase,
+            "metadata": self.metadata,
+        }
+
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
+        """Write ``tokenizer.json``, ``model.safetensors`` and ``st_static_config.json`` to ``output_path``.
+
+        Each file is written to a temporary name and renamed into place. A ``modules.json`` already in the
+        folder is removed first: ``SentenceTransformer.save`` writes it last, so a save interrupted in between
+        leaves a folder that refuses to load rather than one that mixes two models.
+        """
+        self.sync_token_rows()
+        output = Path(output_path)
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "modules.json").unlink(missing_ok=True)
+        weights = {"embedding.weight": self.embedding.weight.detach().to("cpu").contiguous()}
+        _write_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
+        _write_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
+        config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
+        _write_atomically(output / CONFIG_FILE_NAME, lambda path: path.write_text(config_text, encoding="utf-8"))
+
+    @classmethod
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        **kwargs: Any,
+    ) -> StaticWordAverage:
+        """Load a saved module, checking that its files are complete and agree with each other.
+
+        Raises:
+            ModelFolderError: If a file is missing or corrupt, or the table and vocabulary disagree.
+        """
+        hub_kwargs = {
+            "subfolder": subfolder,
+            "token": token,
+            "cache_folder": cache_folder,
+            "revision": revision,
+            "local_files_only": local_files_only,
+        }
+        tokenizer_path = cls.load_file_path(model_name_or_path, filename=TOKENIZER_FILE_NAME, **hub_kwargs)
+        if tokenizer_path is None:
+            raise ModelFolderError(f"{model_name_or_path}: {TOKENIZER_FILE_NAME} is missing.")
+        try:
+            tokenizer = Tokenizer.from_file(tokenizer_path)
+        except Exception as error:  # tokenizers raises a bare Exception on bad JSON
+            raise ModelFolderError(f"{model_name_or_path}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+        try:
+            targets, num_words = token_targets(tokenizer)
+        except ValueError as error:
+            raise ModelFolderError(f"{model_name_or_path}: {error}") from error
+
+        config: dict[str, Any] = {}
+        config_path = cls.load_file_path(model_name_or_path, filename=CONFIG_FILE_NAME, **hub_kwargs)
+        if config_path is not None:
+            try:
+                config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise ModelFolderError(f"{model_name_or_path}: {CONFIG_FILE_NAME} is corrupt ({error}).") from error
+
+        try:
+            weights = cls.load_torch_weights(model_name_or_path=model_name_or_path, **hub_kwargs)
+        except (SafetensorError, OSError, RuntimeError) as error:
+            raise ModelFolderError(
+                f"{model_name_or_path}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error})."
+            ) from error
+        except ValueError as error:
+            raise ModelFolderError(f"{model_name_or_path}: {error}") from error
+        if "embedding.weight" in weights:
+            table = weights["embedding.weight"]
+        elif "embeddings" in weights:
+            table = StaticEmbedding._fold_model2vec_weights(
+                weights["embeddings"], weights.get("mapping"), weights.get("weights")
+            )
+        else:
+            raise ModelFolderError(f"{model_name_or_path}: {WEIGHTS_FILE_NAME} has no embedding table.")
+        if table.ndim != 2 or table.shape[0] != len(targets):
+            raise ModelFolderError(
+                f"{model_name_or_path}: the table has shape {tuple(table.shape)} but {TOKENIZER_FILE_NAME} has "
+                f"{len(targets)} tokens; the tokenizer and the weights come from different models."
+            )
+        for key, actual in (("num_words", num_words), ("num_tokens", len(targets)), ("embedding_dim", table.shape[1])):
+            if key in config and config[key] != actual:
+                raise ModelFolderError(
+                    f"{model_name_or_path}: {CONFIG_FILE_NAME} says {key}={config[key]} but the files give {actual}."
+                )
+        return cls(tokenizer, table[:num_words].float(), metadata=config.get("metadata"))
+
+
+def _write_atomically(path: Path, write: Any) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+# sentence-transformers records ``type(module).__module__`` and ``__name__`` in ``modules.json`` and, since
+# v6, imports only classes from its own namespace without ``trust_remote_code``. StaticWordAverage writes
+# exactly StaticEmbedding's files, so it is recorded as StaticEmbedding: every sentence-transformers install
+# loads the folder, with or without st-static.
+StaticWordAverage.__module__ = StaticEmbedding.__module__
+StaticWordAverage.__name__ = StaticEmbedding.__name__

@@ -1,0 +1,85 @@
+"""Shared fixtures: tiny word models and Hugging Face cache layouts, no network."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+from st_static import StaticWordAverage
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+ADVERSARIAL_TEXTS = [
+    "",
+    " ",
+    "\t\n\r ",
+    "!!! ??? ...",
+    "😀😀😀",
+    "hello😀world",
+    "\x00\x01\x02 control \x7f chars",
+    "Mixed script: hello мир 世界 こんにちは مرحبا",
+    "The cat sat on the mat.",
+    "THE CAT, the Cat; tHe cAt!",
+    "tokeniser tokenisers Tokenisation",
+    "naïve café résumé",
+    "e\u0301 combining accent",
+    "a" * 500,
+    "zzzzqqqq unknownword",
+    "word " * 20000,
+    "12,345.67 and 1990s",
+    "don't won't it's",
+    "\u200b\u200bzero\u200bwidth",
+    "\ufeffbom at start",
+]
+
+
+def teacher_like_tokenizer() -> Tokenizer:
+    """A small BERT-style WordPiece tokenizer (lowercasing, ## pieces), built offline."""
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "on", "mat", "token", "##ise", "##r", "##s"]
+    pieces += [chr(code) for code in range(ord("a"), ord("z") + 1)]
+    pieces += ["##" + chr(code) for code in range(ord("a"), ord("z") + 1)]
+    tokenizer = Tokenizer(models.WordPiece({piece: index for index, piece in enumerate(pieces)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return tokenizer
+
+
+WORDS = ["the", "cat", "sat", "on", "mat", "token", "tokenise", "hello", "world", "word", "café", "12", "1990s", "don"]
+
+
+@pytest.fixture
+def word_module() -> StaticWordAverage:
+    vectors = np.random.default_rng(0).standard_normal((len(WORDS), 16)).astype(np.float32)
+    return StaticWordAverage.from_word_vectors(WORDS, vectors, teacher_tokenizer=teacher_like_tokenizer())
+
+
+@pytest.fixture
+def word_model(word_module: StaticWordAverage) -> SentenceTransformer:
+    return SentenceTransformer(modules=[word_module, Normalize()], device="cpu")
+
+
+def populate_hf_cache(folder: Path, repo_id: str, cache_dir: Path) -> Path:
+    """Place a model folder in the Hugging Face hub cache layout, as a download would have left it."""
+    repo_folder = cache_dir / ("models--" + repo_id.replace("/", "--"))
+    commit = hashlib.sha1(repo_id.encode()).hexdigest()
+    snapshot = repo_folder / "snapshots" / commit
+    for file in folder.rglob("*"):
+        if file.is_file():
+            relative = file.relative_to(folder)
+            blob = repo_folder / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(file, blob)
+            link = snapshot / relative
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(Path("../" * (len(relative.parts) + 1)) / "blobs" / blob.name)
+    (repo_folder / "refs").mkdir(parents=True, exist_ok=True)
+    (repo_folder / "refs" / "main").write_text(commit)
+    return snapshot
