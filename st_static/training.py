@@ -339,7 +339,8 @@ def refine_by_translation(
     trainer's multi-dataset training takes batches from the pairs in turn (round robin), so each pair gets the
     same number of steps and the training objective is the sum of the pairs' losses, as the paper suggests for
     more than two languages; the validation loss is the sum of the pairs' validation losses. Within a language
-    pair, batches never hold the same sentence twice.
+    pair, a sentence that occurs in several translation pairs is kept in the first of them only, so that no batch
+    holds a sentence twice (it would be its own negative) and no sentence is both trained and validated on.
 
     Args:
         model: A static model whose first module is a :class:`~st_static.StaticWordAverage`. Refined in place.
@@ -505,7 +506,7 @@ def _refine(
 ) -> TrainingResult:
     """Train the table with the trainer, sparse Adam and early stopping; restore the best table."""
     from sentence_transformers import SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import BatchSamplers, MultiDatasetBatchSamplers
+    from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
 
     several = isinstance(loss, dict)
     callback = BestTableCallback(module, settings["patience"], list(loss) if several else None)
@@ -536,7 +537,6 @@ def _refine(
             data_seed=settings["seed"],
             dataloader_drop_last=True,
             dataloader_pin_memory=torch.cuda.is_available(),
-            batch_sampler=BatchSamplers.NO_DUPLICATES if several else BatchSamplers.BATCH_SAMPLER,
             multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
         )
         try:
@@ -663,14 +663,24 @@ def _pair_name(languages: object) -> str:
 
 
 def _check_translation_pairs(language_pairs: object, name: str) -> tuple[list[str], list[str]]:
+    """The two sides of the translation pairs, keeping only the first pair a sentence (of either side) occurs in."""
     if isinstance(language_pairs, str | bytes) or not isinstance(language_pairs, Sequence):
         raise TypeError(
             f"{name}: expected a sequence of (sentence1, sentence2) pairs, got {type(language_pairs).__name__}."
         )
     first, second = [], []
+    seen_first, seen_second = set(), set()
     for index, pair in enumerate(language_pairs):
         if not isinstance(pair, tuple | list) or len(pair) != 2 or not all(isinstance(text, str) for text in pair):
             raise TypeError(f"{name}: item {index} is not a (str, str) pair: {pair!r:.80}.")
+        if pair[0] in seen_first or pair[1] in seen_second:
+            continue
+        seen_first.add(pair[0])
+        seen_second.add(pair[1])
         first.append(pair[0])
         second.append(pair[1])
+    if len(first) < len(language_pairs):
+        logger.info(
+            "%s: kept %d of %d translation pairs (repeated sentences dropped).", name, len(first), len(language_pairs)
+        )
     return first, second

@@ -208,18 +208,29 @@ def translate(sentences: list[str], source: list[str], target: list[str]) -> lis
     return [" ".join(mapping[word] for word in sentence.split()) for sentence in sentences]
 
 
-def test_translation_refinement_sums_the_language_pairs():
+def test_translation_refinement_sums_the_language_pairs(tmp_path):
     english, german, french = make_words("e", 20), make_words("g", 20), make_words("f", 20)
     model = make_model(english + german + french)
     english_sentences = make_sentences(english, 600, seed=6)
     first, second = english_sentences[:300], english_sentences[300:]
+    english_german = list(zip(first, translate(first, english, german), strict=True))
+    repeated = [(first[0], "gzz"), ("eyy", english_german[1][1])]  # a sentence in a second pair: dropped
     pairs = {
-        ("en", "de"): list(zip(first, translate(first, english, german), strict=True)),
+        ("en", "de"): english_german + repeated,
         ("en", "fr"): list(zip(second, translate(second, english, french), strict=True)),
     }
     result = refine_by_translation(
-        model, pairs, max_steps=40, batch_size=16, learning_rate=0.05, validation_size=64, eval_steps=20
+        model,
+        pairs,
+        max_steps=40,
+        batch_size=16,
+        learning_rate=0.05,
+        validation_size=64,
+        eval_steps=20,
+        output_dir=tmp_path,
     )
+    settings = json.loads((tmp_path / HISTORY_FILE_NAME).read_text())["settings"]
+    assert settings["train_size"] == {"en-de": 300 - 64, "en-fr": 300 - 64}
     assert [record.step for record in result.history] == [0, 20, 40]
     for record in result.history:
         assert set(record.components) == {"en-de", "en-fr"}
@@ -289,3 +300,16 @@ def test_refinement_rejects_bad_input():
     with pytest.raises(TypeError, match=r"\(str, str\) pair"):
         refine_by_translation(model, {("en", "de"): [("a", "b", "c")] * 100}, batch_size=16, validation_size=16)
     assert model[0].metadata == {}  # nothing ran
+
+
+def test_a_bare_static_embedding_model_is_converted_in_place(tmp_path):
+    make_model(WORDS).save_pretrained(str(tmp_path / "model"))
+    model = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    assert not isinstance(model[0], StaticWordAverage)
+    sentences = make_sentences(WORDS, 96, seed=11)
+    result = refine_by_distillation(
+        model, sentences, bag_of_words_teacher(sentences, WORDS, dim=8), max_steps=2, batch_size=32, validation_size=32
+    )
+    assert isinstance(model[0], StaticWordAverage)
+    assert model[0].metadata["stages"] == ["distillation"]
+    assert result.steps == 2
