@@ -1,0 +1,294 @@
+"""The refinement losses against a direct, loop-by-loop computation of the paper's equations (Wada et al., 2025)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss, MultipleNegativesRankingLoss
+
+from st_static.losses import (
+    BilingualContrastiveLoss,
+    SimilarityDistillationLoss,
+    bilingual_contrastive_loss,
+    similarity_distillation_loss,
+)
+
+
+# ---------------------------------------------------------------- reference implementations (float64, loops)
+def cosine_matrix(rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every pair; 0 when either vector is zero."""
+    result = np.zeros((len(rows_a), len(rows_b)))
+    for i, a in enumerate(rows_a):
+        for j, b in enumerate(rows_b):
+            norm = np.linalg.norm(a) * np.linalg.norm(b)
+            result[i, j] = 0.0 if norm == 0 else float(a @ b) / norm
+    return result
+
+
+def paper_sigma(matrix: np.ndarray, i: int, j: int, tau: float) -> float:
+    """Eq. 3: exp(x_ij / tau) / sum_{k != i} exp(x_ik / tau)."""
+    denominator = sum(math.exp(matrix[i, k] / tau) for k in range(len(matrix)) if k != i)
+    return math.exp(matrix[i, j] / tau) / denominator
+
+
+def paper_distillation_loss(student: np.ndarray, teacher: np.ndarray, tau: float) -> float:
+    """Eq. 2: -1/K sum_i sum_{j != i} sigma(T, i, j) log sigma(S, i, j)."""
+    similarity_s = cosine_matrix(student, student)
+    similarity_t = cosine_matrix(teacher, teacher)
+    size = len(student)
+    total = 0.0
+    for i in range(size):
+        for j in range(size):
+            if j != i:
+                total += paper_sigma(similarity_t, i, j, tau) * math.log(paper_sigma(similarity_s, i, j, tau))
+    return -total / size
+
+
+def paper_contrastive_loss(first: np.ndarray, second: np.ndarray, tau: float) -> float:
+    """Eqs. 4-5: -1/K sum_i [log sigma'(U, i) + log sigma'(U^T, i)], softmax over all k."""
+    similarity = cosine_matrix(first, second)
+    size = len(first)
+    total = 0.0
+    for i in range(size):
+        row = math.exp(similarity[i, i] / tau) / sum(math.exp(similarity[i, k] / tau) for k in range(size))
+        column = math.exp(similarity[i, i] / tau) / sum(math.exp(similarity[k, i] / tau) for k in range(size))
+        total += math.log(row) + math.log(column)
+    return -total / size
+
+
+def random_rows(rows: int, dim: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+
+
+def as_tensor(array: np.ndarray, requires_grad: bool = False) -> torch.Tensor:
+    return torch.tensor(array, dtype=torch.float32, requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- similarity distillation
+@pytest.mark.parametrize("tau", [0.05, 0.5, 2.0])
+@pytest.mark.parametrize(("size", "student_dim", "teacher_dim"), [(3, 4, 4), (8, 5, 11), (16, 32, 7)])
+def test_distillation_matches_the_paper_equation(size, student_dim, teacher_dim, tau):
+    student = random_rows(size, student_dim, seed=1)
+    teacher = random_rows(size, teacher_dim, seed=2)
+    loss = similarity_distillation_loss(as_tensor(student), as_tensor(teacher), tau)
+    assert loss.item() == pytest.approx(paper_distillation_loss(student, teacher, tau), rel=1e-4, abs=1e-5)
+
+
+def test_distillation_excludes_the_diagonal():
+    student, teacher = random_rows(6, 8, seed=3), random_rows(6, 8, seed=4)
+    tau = 0.05
+    loss = similarity_distillation_loss(as_tensor(student), as_tensor(teacher), tau).item()
+    # With the diagonal in the softmax, the self-similarity exp(1 / tau) dominates every row.
+    similarity_s, similarity_t = cosine_matrix(student, student), cosine_matrix(teacher, teacher)
+    unmasked_s = np.exp(similarity_s / tau) / np.exp(similarity_s / tau).sum(axis=1, keepdims=True)
+    unmasked_t = np.exp(similarity_t / tau) / np.exp(similarity_t / tau).sum(axis=1, keepdims=True)
+    unmasked = -(unmasked_t * np.log(unmasked_s)).sum() / len(student)
+    assert loss == pytest.approx(paper_distillation_loss(student, teacher, tau), rel=1e-4)
+    assert abs(loss - unmasked) > 0.1
+
+
+def test_distillation_temperature_changes_the_loss():
+    student, teacher = as_tensor(random_rows(8, 6, seed=5)), as_tensor(random_rows(8, 6, seed=6))
+    assert similarity_distillation_loss(student, teacher, 0.05).item() != pytest.approx(
+        similarity_distillation_loss(student, teacher, 1.0).item(), rel=1e-2
+    )
+
+
+def test_distillation_is_minimal_when_student_matches_teacher():
+    teacher = random_rows(8, 6, seed=7)
+    student = as_tensor(teacher * 3.0, requires_grad=True)  # same cosines, different scale
+    loss = similarity_distillation_loss(student, as_tensor(teacher), 0.05)
+    loss.backward()
+    assert student.grad.abs().max().item() < 1e-4
+    worse = similarity_distillation_loss(as_tensor(random_rows(8, 6, seed=8)), as_tensor(teacher), 0.05)
+    assert worse.item() > loss.item()
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_distillation_batch_without_pairs_is_zero_with_a_graph(size):
+    student = as_tensor(random_rows(size, 4, seed=9), requires_grad=True)
+    loss = similarity_distillation_loss(student, as_tensor(random_rows(size, 5, seed=10)), 0.05)
+    assert loss.item() == 0.0
+    assert loss.requires_grad
+    loss.backward()
+    assert torch.equal(student.grad, torch.zeros_like(student))
+
+
+def test_distillation_batch_of_two_is_zero_and_finite():
+    # One candidate per row: both softmaxes are 1, so the loss is -log 1 = 0.
+    student = as_tensor(random_rows(2, 4, seed=11), requires_grad=True)
+    loss = similarity_distillation_loss(student, as_tensor(random_rows(2, 3, seed=12)), 0.05)
+    loss.backward()
+    assert loss.item() == pytest.approx(0.0, abs=1e-7)
+    assert torch.isfinite(student.grad).all()
+
+
+def test_distillation_zero_vectors_give_no_nan():
+    student = random_rows(5, 4, seed=13)
+    student[1] = 0.0  # a sentence with no known word
+    teacher = random_rows(5, 6, seed=14)
+    teacher[3] = 0.0
+    student_tensor = as_tensor(student, requires_grad=True)
+    loss = similarity_distillation_loss(student_tensor, as_tensor(teacher), 0.05)
+    loss.backward()
+    assert math.isfinite(loss.item())
+    assert torch.isfinite(student_tensor.grad).all()
+    assert loss.item() == pytest.approx(paper_distillation_loss(student, teacher, 0.05), rel=1e-4)
+
+
+def test_distillation_gives_no_gradient_to_the_teacher():
+    teacher = as_tensor(random_rows(4, 3, seed=15), requires_grad=True)
+    similarity_distillation_loss(as_tensor(random_rows(4, 3, seed=16), requires_grad=True), teacher, 0.05).backward()
+    assert teacher.grad is None
+
+
+def features_of(model, texts):
+    return model[0].preprocess(texts)
+
+
+def test_distillation_loss_module_runs_the_model(word_model):
+    texts = ["the cat sat", "on the mat", "hello world", "token word", "qqq"]  # the last has no known word
+    teacher = as_tensor(random_rows(len(texts), 10, seed=17))
+    loss_module = SimilarityDistillationLoss(word_model, temperature=0.1)
+    loss = loss_module([features_of(word_model, texts)], teacher)
+    embeddings = word_model.encode(texts, convert_to_numpy=True)
+    assert loss.item() == pytest.approx(paper_distillation_loss(embeddings, teacher.numpy(), 0.1), rel=1e-4)
+    loss.backward()
+    assert torch.isfinite(word_model[0].embedding.weight.grad).all()
+
+
+def test_distillation_loss_module_checks_its_inputs(word_model):
+    loss_module = SimilarityDistillationLoss(word_model)
+    features = features_of(word_model, ["the cat", "the mat", "hello"])
+    teacher = as_tensor(random_rows(3, 5, seed=18))
+    with pytest.raises(ValueError, match="exactly one text column"):
+        loss_module([features, features], teacher)
+    with pytest.raises(ValueError, match="'label' column"):
+        loss_module([features], None)
+    with pytest.raises(ValueError, match=r"\(batch_size, teacher_dim\)"):
+        loss_module([features], teacher[:2])
+    with pytest.raises(ValueError, match="float"):
+        loss_module([features], torch.ones(3, 5, dtype=torch.long))
+    with pytest.raises(ValueError, match="NaN"):
+        loss_module([features], torch.full((3, 5), math.nan))
+    for temperature in (0, -1.0, math.inf, math.nan, "0.05"):
+        with pytest.raises(ValueError, match="temperature"):
+            SimilarityDistillationLoss(word_model, temperature=temperature)
+
+
+def test_losses_follow_the_sentence_transformers_conventions(word_model):
+    for loss_class in (SimilarityDistillationLoss, BilingualContrastiveLoss):
+        loss_module = loss_class(word_model, temperature=0.07)
+        assert loss_module.model is word_model
+        assert loss_module.get_config_dict() == {"temperature": 0.07}
+        assert "@inproceedings" in loss_module.citation
+        assert "Static Word Embeddings for Sentence Semantic Representation" in loss_module.citation
+        doc = loss_class.__init__.__doc__
+        for section in ("Args:", "References:", "Requirements:", "Inputs:", "Relations:", "Example:"):
+            assert section in doc
+        assert "SentenceTransformerTrainer" in doc
+
+
+# ---------------------------------------------------------------- Matryoshka
+def truncated(embeddings: np.ndarray, dim: int) -> np.ndarray:
+    return embeddings[:, :dim]
+
+
+def test_matryoshka_around_distillation_sums_the_truncated_losses(word_model):
+    texts = ["the cat sat", "on the mat", "hello world", "token word", "the world", "cat on mat"]
+    teacher = as_tensor(random_rows(len(texts), 10, seed=19))  # 10 wide: not a dimension of the 16-dim model
+    loss_module = MatryoshkaLoss(word_model, SimilarityDistillationLoss(word_model), [16, 8, 4])
+    loss = loss_module([features_of(word_model, texts)], teacher)
+    embeddings = word_model.encode(texts, convert_to_numpy=True, normalize_embeddings=False)
+    expected = sum(paper_distillation_loss(truncated(embeddings, dim), teacher.numpy(), 0.05) for dim in (16, 8, 4))
+    assert loss.item() == pytest.approx(expected, rel=1e-4)
+    loss.backward()
+    assert torch.isfinite(word_model[0].embedding.weight.grad).all()
+
+
+def test_matryoshka_with_teacher_as_wide_as_the_student_is_refused(word_model):
+    texts = ["the cat sat", "on the mat", "hello world"]
+    loss_module = MatryoshkaLoss(word_model, SimilarityDistillationLoss(word_model), [16, 8])
+    with pytest.raises(ValueError, match="zero column"):
+        loss_module([features_of(word_model, texts)], as_tensor(random_rows(3, 16, seed=20)))
+    # The documented remedy: a zero column leaves the teacher's cosines unchanged.
+    padded = np.pad(random_rows(3, 16, seed=20), ((0, 0), (0, 1)))
+    assert math.isfinite(loss_module([features_of(word_model, texts)], as_tensor(padded)).item())
+
+
+def test_matryoshka_around_bilingual_contrastive(word_model):
+    first, second = ["the cat", "hello world", "the mat"], ["cat sat", "world word", "on mat"]
+    loss_module = MatryoshkaLoss(word_model, BilingualContrastiveLoss(word_model), [16, 8])
+    loss = loss_module([features_of(word_model, first), features_of(word_model, second)], None)
+    a = word_model.encode(first, convert_to_numpy=True)
+    b = word_model.encode(second, convert_to_numpy=True)
+    expected = sum(paper_contrastive_loss(truncated(a, dim), truncated(b, dim), 0.05) for dim in (16, 8))
+    assert loss.item() == pytest.approx(expected, rel=1e-4)
+
+
+# ---------------------------------------------------------------- bilingual contrastive
+@pytest.mark.parametrize("tau", [0.05, 1.0])
+@pytest.mark.parametrize("size", [2, 3, 9])
+def test_contrastive_matches_the_paper_equation(size, tau):
+    first, second = random_rows(size, 6, seed=21), random_rows(size, 6, seed=22)
+    loss = bilingual_contrastive_loss(as_tensor(first), as_tensor(second), tau)
+    assert loss.item() == pytest.approx(paper_contrastive_loss(first, second, tau), rel=1e-4, abs=1e-5)
+
+
+def test_contrastive_counts_both_directions():
+    # Asymmetric U: the row and column softmaxes differ, and both terms are summed.
+    first, second = random_rows(5, 4, seed=23), random_rows(5, 4, seed=24)
+    tau = 0.5
+    similarity = cosine_matrix(first, second)
+    rows_only = -np.mean([math.log(paper_sigma_all(similarity, i, tau)) for i in range(5)])
+    columns_only = -np.mean([math.log(paper_sigma_all(similarity.T, i, tau)) for i in range(5)])
+    loss = bilingual_contrastive_loss(as_tensor(first), as_tensor(second), tau).item()
+    assert rows_only != pytest.approx(columns_only, rel=1e-3)
+    assert loss == pytest.approx(rows_only + columns_only, rel=1e-4)
+
+
+def paper_sigma_all(matrix: np.ndarray, i: int, tau: float) -> float:
+    return math.exp(matrix[i, i] / tau) / sum(math.exp(matrix[i, k] / tau) for k in range(len(matrix)))
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_contrastive_batch_without_negatives_is_zero_with_a_graph(size):
+    first = as_tensor(random_rows(size, 4, seed=25), requires_grad=True)
+    loss = bilingual_contrastive_loss(first, as_tensor(random_rows(size, 4, seed=26)), 0.05)
+    assert loss.item() == pytest.approx(0.0, abs=1e-7)
+    loss.backward()
+    assert torch.isfinite(first.grad).all()
+
+
+def test_contrastive_zero_vectors_give_no_nan():
+    first, second = random_rows(4, 4, seed=27), random_rows(4, 4, seed=28)
+    first[0] = 0.0
+    second[2] = 0.0
+    first_tensor = as_tensor(first, requires_grad=True)
+    loss = bilingual_contrastive_loss(first_tensor, as_tensor(second), 0.05)
+    loss.backward()
+    assert loss.item() == pytest.approx(paper_contrastive_loss(first, second, 0.05), rel=1e-4)
+    assert torch.isfinite(first_tensor.grad).all()
+
+
+def test_contrastive_is_twice_symmetric_multiple_negatives_ranking(word_model):
+    first = ["the cat sat", "hello world", "the mat", "token word"]
+    second = ["cat on mat", "world word", "on the mat", "token"]
+    features = [features_of(word_model, first), features_of(word_model, second)]
+    ours = BilingualContrastiveLoss(word_model, temperature=0.05)(features, None)
+    theirs = MultipleNegativesRankingLoss(
+        word_model, scale=20.0, directions=("query_to_doc", "doc_to_query"), partition_mode="per_direction"
+    )(features, None)
+    assert ours.item() == pytest.approx(2 * theirs.item(), rel=1e-5)
+
+
+def test_contrastive_loss_module_checks_its_inputs(word_model):
+    loss_module = BilingualContrastiveLoss(word_model)
+    features = features_of(word_model, ["the cat", "the mat"])
+    with pytest.raises(ValueError, match="exactly two text columns"):
+        loss_module([features], None)
+    with pytest.raises(ValueError, match="exactly two text columns"):
+        loss_module([features, features, features], None)
