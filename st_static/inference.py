@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.static_word_average import StaticWordAverage, check_texts
@@ -52,10 +53,19 @@ def encode(
         ``(len(texts), dim)`` array, or ``(dim,)`` for a single str. Texts without a known word give zeros.
 
     Raises:
-        TypeError: If ``texts`` is not a str or a sequence of str.
+        TypeError: If ``texts`` is not a str or a sequence of str, or the model has modules after its static
+            embedding other than ``Normalize`` (this path would skip them).
     """
     single = isinstance(texts, str)
     text_list = check_texts(texts)
+    if isinstance(model, SentenceTransformer):
+        for later in list(model)[1:]:
+            if not (isinstance(later, Normalize) and later.module_input_name == "sentence_embedding"):
+                raise TypeError(
+                    f"The fast path handles a static embedding followed by Normalize only; this model also has "
+                    f"{type(later).__name__}. Use model.encode, or load it with st_static.load_model (which folds "
+                    "an int8-column scale into the table)."
+                )
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
     module = static_module(model)

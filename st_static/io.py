@@ -8,8 +8,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import torch
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+from torch import nn
 
 from st_static.static_word_average import ModelFolderError, StaticWordAverage
 
@@ -73,8 +76,42 @@ def load_model(
         key: kwargs[key] for key in ("revision", "token", "cache_folder", "local_files_only") if key in kwargs
     }
     module = StaticWordAverage.load(name, **hub_kwargs)
-    model = SentenceTransformer(name, device=device, **kwargs)
+    # st-static's own modules (e.g. the ensemble's BlockNormalize) are resolved to the installed classes by
+    # their exact modules.json type; trust_remote_code stays off for everything else.
+    load_with_classes = getattr(SentenceTransformer, "_load_with_module_classes", None)
+    if load_with_classes is not None:
+        model = load_with_classes(name, st_static_module_classes(), device=device, **kwargs)
+    else:
+        model = SentenceTransformer(name, device=device, **kwargs)
     if not isinstance(model[0], StaticEmbedding):
         raise ModelFolderError(f"{name}: the first module is {type(model[0]).__name__}, not a static embedding.")
     model._modules[next(iter(model._modules))] = module.to(model.device)
+    if module.folded_column_scale is not None:
+        _drop_column_scale_module(model, module.folded_column_scale, name)
     return model
+
+
+def st_static_module_classes() -> dict[str, type[nn.Module]]:
+    """The st-static module classes a saved model may name in ``modules.json``, keyed by that type string."""
+    from st_static.compression.ensemble import BlockNormalize  # imported here: compression imports this module
+
+    return {f"{BlockNormalize.__module__}.{BlockNormalize.__name__}": BlockNormalize}
+
+
+def _drop_column_scale_module(model: SentenceTransformer, column_scale: torch.Tensor, name: str) -> None:
+    """Remove the ``Dense`` that applies an int8-column table's scale, now folded into the first module."""
+    names = list(model._modules)
+    dense = model[1] if len(names) > 1 else None
+    expected = torch.diag(column_scale.to(torch.float32))
+    if (
+        not isinstance(dense, Dense)
+        or dense.bias
+        or not isinstance(dense.activation_function, nn.Identity)
+        or dense.linear.weight.shape != expected.shape
+        or not torch.allclose(dense.linear.weight.detach().float().cpu(), expected, rtol=1e-6, atol=0.0)
+    ):
+        raise ModelFolderError(
+            f"{name}: the table stores int8 codes with a column scale, but the second module is not the Dense "
+            "layer that applies that scale; the folder mixes files from different models."
+        )
+    del model._modules[names[1]]

@@ -138,6 +138,10 @@ class StaticWordAverage(StaticEmbedding):
         self.lowercase = is_lowercase_tokenizer(tokenizer)
         self.metadata: dict[str, Any] = dict(metadata or {})
         self._vocabulary: list[str] | None = None
+        # Set by ``load`` when the saved table held int8 codes plus a ``column_scale`` (st_static.compression's
+        # int8-column format): the scale is folded into this table, and the saved pipeline repeats it in the
+        # ``Dense`` module that follows, which ``st_static.load_model`` then drops.
+        self.folded_column_scale: torch.Tensor | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -349,7 +353,18 @@ class StaticWordAverage(StaticEmbedding):
                 raise ModelFolderError(
                     f"{model_name_or_path}: {CONFIG_FILE_NAME} says {key}={config[key]} but the files give {actual}."
                 )
-        return cls(tokenizer, table[:num_words].float(), metadata=config.get("metadata"))
+        column_scale = weights.get("column_scale")
+        if column_scale is not None and tuple(column_scale.shape) != (table.shape[1],):
+            raise ModelFolderError(
+                f"{model_name_or_path}: column_scale has shape {tuple(column_scale.shape)}, "
+                f"expected ({table.shape[1]},)."
+            )
+        word_vectors = table[:num_words].float()
+        if column_scale is not None:
+            word_vectors = word_vectors * column_scale.float()
+        module = cls(tokenizer, word_vectors, metadata=config.get("metadata"))
+        module.folded_column_scale = None if column_scale is None else column_scale.float()
+        return module
 
 
 def _write_atomically(path: Path, write: Any) -> None:

@@ -5,4 +5,7 @@ from __future__ import annotations
 from st_static.cli import info  # noqa: F401  (registers the command)
 from st_static.cli.app import app
 
+# isort: split
+from st_static.cli import compress  # noqa: F401  (registers the command)
+
 __all__ = ["app"]

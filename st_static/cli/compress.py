@@ -1,0 +1,91 @@
+"""``st-static compress``: ensemble, prune, truncate and quantise saved static models into a new folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from st_static.cli.app import app, fail
+from st_static.compression import (
+    STORAGE_FORMATS,
+    BlockNormalize,
+    ensemble,
+    folder_size,
+    prune_vocabulary,
+    quantize,
+    read_frequencies,
+    truncate_dimensions,
+)
+from st_static.io import load_model, save_model
+from st_static.static_word_average import ModelFolderError
+
+
+def _megabytes(num_bytes: int) -> str:
+    return f"{num_bytes / 1e6:.2f} MB"
+
+
+@app.command()
+def compress(
+    models: Annotated[
+        list[str], typer.Argument(help="Model folder(s) or Hub repo id(s); two or more make an ensemble.")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write (replaced atomically if it exists).")],
+    storage: Annotated[
+        str, typer.Option("--storage", "-s", help=f"Table storage format: {', '.join(STORAGE_FORMATS)}.")
+    ] = "float32",
+    vocab_size: Annotated[
+        int | None, typer.Option("--vocab-size", "-k", help="Keep only the K most frequent words.")
+    ] = None,
+    frequencies: Annotated[
+        Path | None,
+        typer.Option(
+            "--frequencies",
+            help="Word frequencies for pruning: 'word<TAB>count' lines or one word per line, most frequent "
+            "first. Default: the model's metadata word_counts, else row order.",
+        ),
+    ] = None,
+    dim: Annotated[int | None, typer.Option("--dim", help="Keep only the first DIM dimensions of the table.")] = None,
+    weight: Annotated[
+        list[float] | None,
+        typer.Option("--weight", "-w", help="Ensemble weight of each model, in order (repeat the option)."),
+    ] = None,
+) -> None:
+    """Write a compact or combined copy of static models: ensemble -> prune -> truncate -> quantise.
+
+    Quantised, pruned and truncated models load with a bare SentenceTransformer(path). Ensembles load with
+    st_static.load_model (or SentenceTransformer(path, trust_remote_code=True) where st-static is installed).
+    """
+    if storage not in STORAGE_FORMATS:
+        raise fail(f"unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")
+    if weight and len(weight) != len(models):
+        raise fail(f"got {len(weight)} --weight value(s) for {len(models)} model(s).")
+    if frequencies is not None and vocab_size is None:
+        raise fail("--frequencies only applies with --vocab-size.")
+    try:
+        loaded = [load_model(name) for name in models]
+        model = ensemble(loaded, weight) if len(loaded) > 1 else loaded[0]
+        if vocab_size is not None:
+            ranking = read_frequencies(frequencies) if frequencies is not None else None
+            model = prune_vocabulary(model, vocab_size, ranking)
+        if dim is not None:
+            model = truncate_dimensions(model, dim)
+        model = quantize(model, storage)
+        destination = save_model(model, output)
+    except (ModelFolderError, ValueError, TypeError, OSError) as error:
+        raise fail(str(error)) from error
+
+    inputs = sum(folder_size(name) for name in models if Path(name).is_dir())
+    module = model[0]
+    is_ensemble = any(isinstance(later, BlockNormalize) for later in model)
+    typer.echo(f"wrote {destination}")
+    typer.echo(f"  words: {module.num_words}, dimensions: {module.embedding_dim}, storage: {storage}")
+    size_line = f"  size on disk: {_megabytes(folder_size(destination))}"
+    if inputs:
+        size_line += f" (input: {_megabytes(inputs)})"
+    typer.echo(size_line)
+    if is_ensemble:
+        typer.echo("  loads with st_static.load_model (ensemble: needs st-static)")
+    else:
+        typer.echo("  loads with a bare SentenceTransformer(path)")

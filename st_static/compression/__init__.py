@@ -1,0 +1,40 @@
+"""Compact and combined tables: quantised storage, vocabulary pruning, ensembles and truncation.
+
+Every function takes a static ``SentenceTransformer`` and returns a new one; save it with
+``st_static.io.save_model``. Quantised and pruned models load with a bare ``SentenceTransformer(path)``;
+ensembles need st-static (:func:`st_static.load_model`), see :mod:`st_static.compression.ensemble`.
+"""
+
+from __future__ import annotations
+
+from st_static.compression.ensemble import BlockNormalize, ensemble, member_view, union_vocabulary
+from st_static.compression.pipeline import float_pipeline, to_float32
+from st_static.compression.pruning import frequency_order, prune_vocabulary, read_frequencies
+from st_static.compression.quantization import (
+    STORAGE_FORMATS,
+    CompactStaticWordAverage,
+    QuantizedTable,
+    folder_size,
+    quantize,
+    quantize_table,
+)
+from st_static.compression.truncation import truncate_dimensions
+
+__all__ = [
+    "STORAGE_FORMATS",
+    "BlockNormalize",
+    "CompactStaticWordAverage",
+    "QuantizedTable",
+    "ensemble",
+    "float_pipeline",
+    "folder_size",
+    "frequency_order",
+    "member_view",
+    "prune_vocabulary",
+    "quantize",
+    "quantize_table",
+    "read_frequencies",
+    "to_float32",
+    "truncate_dimensions",
+    "union_vocabulary",
+]

@@ -1,0 +1,151 @@
+"""Vocabulary pruning: keep the most frequent words; the others fall back to their longest kept prefix."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from sentence_transformers import SentenceTransformer
+from tokenizers import Tokenizer
+
+from st_static.compression.pipeline import float_pipeline, rebuild
+from st_static.static_word_average import StaticWordAverage
+from st_static.tokenization import CONTINUATION_PREFIX, DEFAULT_MAX_WORD_CHARS, build_word_tokenizer
+
+logger = logging.getLogger(__name__)
+
+WORD_COUNTS_KEY = "word_counts"
+Frequencies = Mapping[str, float] | Sequence[str] | Sequence[float]
+
+
+def continuation_characters(tokenizer: Tokenizer) -> set[str]:
+    """The characters a word tokenizer accepts inside unknown words (its ``##c`` pieces)."""
+    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    prefix = len(CONTINUATION_PREFIX)
+    return {token[prefix:] for token in vocab if token.startswith(CONTINUATION_PREFIX) and len(token) == prefix + 1}
+
+
+def max_word_chars(tokenizer: Tokenizer) -> int:
+    """The longest word a word tokenizer looks up (longer words are dropped)."""
+    model = json.loads(tokenizer.to_str()).get("model") or {}
+    return int(model.get("max_input_chars_per_word", DEFAULT_MAX_WORD_CHARS))
+
+
+def read_frequencies(path: str | os.PathLike[str]) -> dict[str, float] | list[str]:
+    """Read a frequency file: ``word<TAB>count`` lines, or one word per line, most frequent first.
+
+    Raises:
+        ValueError: If a count is not a number, or the file mixes the two forms or is empty.
+    """
+    counts: dict[str, float] = {}
+    ranked: list[str] = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            if "\t" in line:
+                word, _, count = line.partition("\t")
+                try:
+                    counts[word] = float(count)
+                except ValueError as error:
+                    raise ValueError(f"{path}:{line_number}: count {count!r} is not a number.") from error
+            else:
+                ranked.append(line.strip())
+    if counts and ranked:
+        raise ValueError(f"{path}: mixes 'word<TAB>count' lines with bare words; use one form.")
+    if not counts and not ranked:
+        raise ValueError(f"{path}: no words.")
+    return counts or ranked
+
+
+def frequency_order(
+    vocabulary: Sequence[str], frequencies: Frequencies | None = None, metadata: Mapping[str, object] | None = None
+) -> tuple[np.ndarray, str]:
+    """Rows of ``vocabulary``, most frequent first, and what the order is based on.
+
+    Args:
+        vocabulary: The words in row order.
+        frequencies: A word -> count mapping, a list of words most frequent first, or a list of counts aligned
+            with ``vocabulary``. Words it does not mention come after the others, in row order.
+        metadata: Model metadata; its ``word_counts`` (counts aligned with rows) is used when ``frequencies``
+            is not given. Without either, row order is frequency order (the extractor writes words most
+            frequent first).
+
+    Returns:
+        ``(rows, source)`` with ``source`` one of ``"frequencies"``, ``"word_counts"``, ``"row order"``.
+
+    Raises:
+        ValueError: If aligned counts do not have one value per word.
+    """
+    num_words = len(vocabulary)
+    source = "frequencies"
+    if frequencies is None and metadata is not None and metadata.get(WORD_COUNTS_KEY) is not None:
+        frequencies, source = metadata[WORD_COUNTS_KEY], WORD_COUNTS_KEY  # type: ignore[assignment]
+    if frequencies is None:
+        return np.arange(num_words), "row order"
+    if isinstance(frequencies, Mapping):
+        scores = np.array([float(frequencies.get(word, -np.inf)) for word in vocabulary])
+    else:
+        items = list(frequencies)
+        if all(isinstance(item, str) for item in items):
+            position = {word: index for index, word in reversed(list(enumerate(items)))}
+            scores = np.array([-float(position.get(word, np.inf)) for word in vocabulary])
+        else:
+            if len(items) != num_words:
+                raise ValueError(
+                    f"{source} has {len(items)} counts but the vocabulary has {num_words} words; "
+                    "aligned counts need one value per row."
+                )
+            scores = np.asarray(items, dtype=np.float64)
+    return np.argsort(-scores, kind="stable"), source
+
+
+def prune_vocabulary(
+    model: SentenceTransformer, vocab_size: int, frequencies: Frequencies | None = None
+) -> SentenceTransformer:
+    """Keep the ``vocab_size`` most frequent words of a static model and rebuild its tokenizer.
+
+    A dropped word now falls back through the prefix rule (its longest kept prefix, e.g. ``tokenise`` ->
+    ``token``), or is dropped if no prefix is kept. Rows are re-ordered most frequent first. The table comes
+    back as float32 (a compressed input is dequantised): quantise after pruning.
+
+    Args:
+        model: A static ``SentenceTransformer``.
+        vocab_size: How many words to keep.
+        frequencies: See :func:`frequency_order`; defaults to the metadata's ``word_counts``, else row order.
+
+    Returns:
+        The pruned model; its metadata records ``vocab_size`` and ``pruning``.
+
+    Raises:
+        ValueError: If ``vocab_size`` is not a positive integer.
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int | np.integer) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}.")
+    module, rest = float_pipeline(model)
+    vocabulary = module.vocabulary
+    order, source = frequency_order(vocabulary, frequencies, module.metadata)
+    if vocab_size >= module.num_words:
+        logger.warning("vocab_size=%d keeps all %d words; nothing is pruned.", vocab_size, module.num_words)
+    kept = order[: int(vocab_size)]
+    words = [vocabulary[row] for row in kept]
+    tokenizer = build_word_tokenizer(
+        words,
+        lowercase=module.lowercase,
+        extra_characters=continuation_characters(module.tokenizer),
+        max_word_chars=max_word_chars(module.tokenizer),
+    )
+    metadata = dict(module.metadata)
+    counts = metadata.get(WORD_COUNTS_KEY)
+    if isinstance(counts, list) and len(counts) == module.num_words:
+        metadata[WORD_COUNTS_KEY] = [counts[row] for row in kept]
+    metadata["vocab_size"] = len(words)
+    metadata["pruning"] = {"kept_words": len(words), "original_words": module.num_words, "ranked_by": source}
+    vectors = module.word_vectors.detach()[kept.tolist()]
+    pruned = StaticWordAverage(tokenizer, vectors, metadata=metadata)
+    return rebuild(model, [pruned, *rest])

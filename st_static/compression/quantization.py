@@ -1,0 +1,256 @@
+"""Compact storage of a static table: float16, int8 with a per-row or per-column scale, and binary.
+
+Every format is saved in the layout that sentence-transformers' own ``StaticEmbedding.load`` reads and folds
+(the model2vec layout): ``embeddings`` (one row per vocabulary word plus one zero row, in the storage dtype),
+``mapping`` (int32, token id -> row: case variants share their word's row, dropped pieces share the zero row)
+and ``weights`` (float32, a per-token scale). ``StaticEmbedding`` multiplies ``weights`` in and thereby casts
+the table to float32 on load, so a bare ``SentenceTransformer(path)`` gives the dequantised vectors and
+averages them in float32 (a float16 table averaged in float16 overflows on long texts).
+
+| format | stored per word | scale | how bare sentence-transformers gets the vectors |
+| --- | --- | --- | --- |
+| ``float32`` | ``dim`` float32 | none | ``embeddings[mapping]`` |
+| ``float16`` | ``dim`` float16 | ones | ``embeddings[mapping] * 1``, upcast to float32 |
+| ``int8-row`` | ``dim`` int8 | per word (``weights``) | ``codes * row_scale``; absmax: the largest entry is 127 |
+| ``int8-column`` | ``dim`` int8 | per dimension | ``codes * 1``, then a diagonal ``Dense`` layer (no bias, identity) |
+| ``binary`` | ``dim`` int8 of +-1 | per word: mean absolute value | ``sign * row_scale`` |
+
+``binary`` is one byte per entry on disk, the same as ``int8``: safetensors has no packed-bit dtype that
+``StaticEmbedding`` could read. It compresses about 8x further under any general-purpose compressor (each byte
+is one of two values). ``int8-column`` also writes ``column_scale`` next to the codes (ignored by
+sentence-transformers), so that :meth:`StaticWordAverage.load` alone returns the dequantised table and
+:func:`st_static.load_model` can drop the ``Dense`` layer once the scale is folded in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import numpy as np
+import torch
+from safetensors.torch import save_file
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+from tokenizers import Tokenizer
+from transformers import PreTrainedTokenizerFast
+
+from st_static.compression.pipeline import column_scale_dense, float_pipeline, rebuild
+from st_static.static_word_average import (
+    CONFIG_FILE_NAME,
+    TOKENIZER_FILE_NAME,
+    WEIGHTS_FILE_NAME,
+    StaticWordAverage,
+    _write_atomically,
+)
+
+StorageFormat = Literal["float32", "float16", "int8-row", "int8-column", "binary"]
+STORAGE_FORMATS: tuple[str, ...] = get_args(StorageFormat)
+INT8_LIMIT = 127
+FLOAT16_MAX = float(torch.finfo(torch.float16).max)
+
+
+@dataclass(frozen=True)
+class QuantizedTable:
+    """A table in a storage format: ``codes`` times the scales gives the vectors back.
+
+    Attributes:
+        codes: ``(rows, dim)`` in the storage dtype (float32, float16 or int8).
+        row_scale: ``(rows,)`` float32 factor per row, or ``None``.
+        column_scale: ``(dim,)`` float32 factor per dimension, or ``None``.
+    """
+
+    codes: torch.Tensor
+    row_scale: torch.Tensor | None = None
+    column_scale: torch.Tensor | None = None
+
+    def dequantize(self) -> torch.Tensor:
+        """The float32 table the codes stand for."""
+        table = self.codes.to(torch.float32)
+        if self.row_scale is not None:
+            table = table * self.row_scale[:, None]
+        if self.column_scale is not None:
+            table = table * self.column_scale[None, :]
+        return table
+
+
+def check_storage_format(storage: str) -> StorageFormat:
+    """Return ``storage`` if it names a format, else raise a ``ValueError`` listing the formats."""
+    if storage not in STORAGE_FORMATS:
+        raise ValueError(f"Unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")
+    return storage  # type: ignore[return-value]
+
+
+def _absmax_scale(table: torch.Tensor, dim: int) -> torch.Tensor:
+    absmax = table.abs().amax(dim=dim)
+    return torch.where(absmax > 0, absmax / INT8_LIMIT, torch.ones_like(absmax))
+
+
+def quantize_table(word_vectors: torch.Tensor | np.ndarray, storage: str) -> QuantizedTable:
+    """Encode a float table in a storage format.
+
+    Args:
+        word_vectors: ``(rows, dim)`` float table.
+        storage: One of :data:`STORAGE_FORMATS`.
+
+    Returns:
+        The codes and scales; :meth:`QuantizedTable.dequantize` gives the stored vectors back.
+
+    Raises:
+        ValueError: On an unknown format, a non-finite table, or (float16) values beyond float16's range.
+    """
+    storage = check_storage_format(storage)
+    table = torch.as_tensor(np.asarray(word_vectors) if isinstance(word_vectors, np.ndarray) else word_vectors)
+    table = table.detach().to("cpu", torch.float32)
+    if table.ndim != 2:
+        raise ValueError(f"Expected a 2-D (rows, dim) table, got shape {tuple(table.shape)}.")
+    if not torch.isfinite(table).all():
+        raise ValueError("The table contains NaN or infinite values.")
+    if storage == "float32":
+        return QuantizedTable(table.clone())
+    if storage == "float16":
+        largest = float(table.abs().max()) if table.numel() else 0.0
+        if largest > FLOAT16_MAX:
+            raise ValueError(f"The table holds values up to {largest:g}, beyond float16's range ({FLOAT16_MAX:g}).")
+        return QuantizedTable(table.to(torch.float16))
+    if storage == "int8-row":
+        scale = _absmax_scale(table, dim=1)
+        codes = torch.round(table / scale[:, None]).clamp(-INT8_LIMIT, INT8_LIMIT).to(torch.int8)
+        return QuantizedTable(codes, row_scale=scale)
+    if storage == "int8-column":
+        scale = _absmax_scale(table, dim=0)
+        codes = torch.round(table / scale[None, :]).clamp(-INT8_LIMIT, INT8_LIMIT).to(torch.int8)
+        return QuantizedTable(codes, column_scale=scale)
+    # binary: sign times the mean absolute value of the row, the scale that minimises the squared error.
+    codes = torch.where(table >= 0, 1, -1).to(torch.int8)
+    return QuantizedTable(codes, row_scale=table.abs().mean(dim=1))
+
+
+class CompactStaticWordAverage(StaticWordAverage):
+    """A :class:`StaticWordAverage` that saves its table in a compact storage format.
+
+    In memory the table is float32 and holds exactly the vectors a bare ``SentenceTransformer`` gets when it
+    loads the saved folder: the dequantised vectors, except for ``int8-column``, where it holds the integer
+    codes and the column scale is applied by the ``Dense`` module that follows (as in the saved pipeline).
+    Build it with :func:`quantize` rather than directly. Saving re-encodes the current table, so a module
+    loaded or trained in float can be compressed again.
+
+    Args:
+        tokenizer: The word tokenizer.
+        word_vectors: The float table, ``(num_words, dim)``, as described above.
+        metadata: JSON-serialisable facts about the model; ``quantization`` is set to ``storage``.
+        storage: One of :data:`STORAGE_FORMATS`.
+        column_scale: The per-dimension scale of ``int8-column`` (required for it, refused otherwise).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer | PreTrainedTokenizerFast,
+        word_vectors: np.ndarray | torch.Tensor,
+        metadata: dict[str, Any] | None = None,
+        storage: str = "float32",
+        column_scale: torch.Tensor | None = None,
+    ) -> None:
+        storage = check_storage_format(storage)
+        if (storage == "int8-column") != (column_scale is not None):
+            raise ValueError("column_scale is required for the int8-column format and only for it.")
+        super().__init__(tokenizer, word_vectors, metadata=metadata)
+        self.storage: StorageFormat = storage
+        self.metadata["quantization"] = storage
+        self.column_scale = None if column_scale is None else column_scale.detach().to("cpu", torch.float32)
+        if self.column_scale is not None and self.column_scale.shape != (self.embedding_dim,):
+            raise ValueError(
+                f"column_scale has shape {tuple(self.column_scale.shape)}, expected ({self.embedding_dim},)."
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"StaticWordAverage(num_words={self.num_words}, embedding_dim={self.embedding_dim}, "
+            f"lowercase={self.lowercase}, storage={self.storage!r})"
+        )
+
+    def compact_weights(self) -> dict[str, torch.Tensor]:
+        """The tensors of ``model.safetensors``: ``embeddings``, ``mapping`` and (except float32) ``weights``.
+
+        Raises:
+            ValueError: For ``int8-column``, if the table no longer holds integer codes in [-127, 127] (it was
+                changed after quantisation: convert back to float with ``to_float32`` and quantise again).
+        """
+        self.sync_token_rows()
+        table = self.word_vectors.detach().to("cpu", torch.float32)
+        if self.storage == "int8-column":
+            if not torch.equal(table, table.round()) or table.abs().max() > INT8_LIMIT:
+                raise ValueError(
+                    "The int8-column table no longer holds integer codes in [-127, 127]; it was changed after "
+                    "quantisation. Convert the model with st_static.compression.to_float32 and quantise again."
+                )
+            quantized = QuantizedTable(table.to(torch.int8))
+        else:
+            quantized = quantize_table(table, self.storage)
+        zero_row = torch.zeros(1, table.shape[1], dtype=quantized.codes.dtype)
+        mapping = self.token_rows.to("cpu", torch.int32)
+        weights = {"embeddings": torch.cat([quantized.codes, zero_row]).contiguous(), "mapping": mapping.contiguous()}
+        if self.storage != "float32":
+            # Also what makes StaticEmbedding cast the table to float32 on load.
+            row_scale = torch.ones(self.num_words) if quantized.row_scale is None else quantized.row_scale
+            token_scale = torch.cat([row_scale, torch.zeros(1)])[mapping.long()]
+            weights["weights"] = token_scale.to(torch.float32).contiguous()
+        if self.column_scale is not None:
+            weights["column_scale"] = self.column_scale.contiguous()
+        return weights
+
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
+        """Write ``tokenizer.json``, a compact ``model.safetensors`` and ``st_static_config.json``."""
+        weights = self.compact_weights()
+        output = Path(output_path)
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "modules.json").unlink(missing_ok=True)
+        _write_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
+        _write_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
+        config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
+        _write_atomically(output / CONFIG_FILE_NAME, lambda path: path.write_text(config_text, encoding="utf-8"))
+
+
+# Recorded in modules.json as sentence-transformers' StaticEmbedding, like StaticWordAverage: the files are
+# StaticEmbedding's (model2vec layout), so any sentence-transformers install loads them.
+CompactStaticWordAverage.__module__ = StaticEmbedding.__module__
+CompactStaticWordAverage.__name__ = StaticEmbedding.__name__
+
+
+def quantize(model: SentenceTransformer, storage: str) -> SentenceTransformer:
+    """Return a copy of a static model whose table saves in a compact storage format.
+
+    The returned model encodes exactly as the saved folder will after loading, with a bare
+    ``SentenceTransformer(path)`` or :func:`st_static.load_model`. A compressed input is dequantised first.
+    For ``int8-column`` a diagonal ``Dense`` module (the column scale) is inserted after the table.
+
+    Args:
+        model: A static ``SentenceTransformer``.
+        storage: One of :data:`STORAGE_FORMATS`.
+
+    Returns:
+        The new model; save it with ``st_static.io.save_model``.
+    """
+    storage = check_storage_format(storage)
+    module, rest = float_pipeline(model)
+    quantized = quantize_table(module.word_vectors.detach(), storage)
+    metadata = dict(module.metadata)
+    if storage == "int8-column":
+        compact = CompactStaticWordAverage(
+            module.tokenizer,
+            quantized.codes.to(torch.float32),
+            metadata=metadata,
+            storage=storage,
+            column_scale=quantized.column_scale,
+        )
+        return rebuild(model, [compact, column_scale_dense(quantized.column_scale), *rest])
+    compact = CompactStaticWordAverage(module.tokenizer, quantized.dequantize(), metadata=metadata, storage=storage)
+    return rebuild(model, [compact, *rest])
+
+
+def folder_size(path: str | os.PathLike[str]) -> int:
+    """Total bytes of the files under ``path``."""
+    return sum(file.stat().st_size for file in Path(path).rglob("*") if file.is_file())
