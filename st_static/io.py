@@ -11,6 +11,7 @@ from typing import Any
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
+from st_static.model_card import attach_card_data
 from st_static.static_word_average import ModelFolderError, StaticWordAverage
 
 
@@ -18,6 +19,7 @@ def save_model(model: SentenceTransformer, path: str | os.PathLike[str], **save_
     """Save ``model`` to ``path`` atomically: write a sibling temporary folder, then rename it into place.
 
     An interrupted save leaves the previous folder (if any) untouched and no partial folder under ``path``.
+    A static model gets the st-static model card (:func:`st_static.model_card.attach_card_data`).
 
     Args:
         model: The model to save.
@@ -29,6 +31,8 @@ def save_model(model: SentenceTransformer, path: str | os.PathLike[str], **save_
     """
     destination = Path(path).resolve()
     destination.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(model[0], StaticEmbedding):
+        attach_card_data(model)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent))
     try:
         model.save_pretrained(str(staging), **save_kwargs)
@@ -77,4 +81,5 @@ def load_model(
     if not isinstance(model[0], StaticEmbedding):
         raise ModelFolderError(f"{name}: the first module is {type(model[0]).__name__}, not a static embedding.")
     model._modules[next(iter(model._modules))] = module.to(model.device)
+    attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     return model

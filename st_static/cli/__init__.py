@@ -6,3 +6,4 @@ from st_static.cli import info  # noqa: F401  (registers the command)
 from st_static.cli.app import app
 
 __all__ = ["app"]
+from st_static.cli import card, push  # noqa: F401  (register the commands)
