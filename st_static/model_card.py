@@ -405,7 +405,8 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
     pca = metadata.get("pca") or {}
     extraction = metadata.get("extraction") or {}
     sentences_per_word = metadata.get("sentences_per_word", extraction.get("sentences_per_word"))
-    corpus = ", ".join(f"`{_display_path(path)}`" for path in _as_list(metadata.get("corpus"))) or "the corpus"
+    sources = _as_list(metadata.get("corpus")) or _as_list(metadata.get("parallel"))
+    corpus = ", ".join(f"`{_display_path(path)}`" for path in sources) or "the corpus"
     texts = {
         "extraction": (
             "Each vocabulary word's vector is the mean of the teacher's last-layer token vectors at the word's "
@@ -425,7 +426,7 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
             "embeddings of the corpus."
         ),
         "contrastive": (
-            f"The table is trained{_loss_phrase(training)} with a symmetric InfoNCE loss over translation pairs: "
+            f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
         ),
     }
@@ -624,7 +625,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "prompt": json.dumps(metadata["prompt"], ensure_ascii=False) if metadata.get("prompt") else None,
             "language_names": [LANGUAGE_NAMES.get(code, code) for code in languages],
             "spaceless": bool(SPACELESS_LANGUAGES & set(languages)),
-            "lowercase": module.lowercase,
+            "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
             "corpora": [f"`{_display_path(path)}`" for path in _as_list(metadata.get("corpus"))]
             + [f"`{_display_path(path)}` (parallel)" for path in _as_list(metadata.get("parallel"))],
@@ -656,7 +657,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
         data["st"] = facts
         data["model_max_length"] = "no limit (a bag of words)"
         if self.preview:
-            data["model_string"] = re.sub(r"num_words=\d+", "num_words=TBD", data.get("model_string", ""))
+            model_string = re.sub(r"num_words=\d+", "num_words=TBD", data.get("model_string", ""))
+            data["model_string"] = re.sub(r"lowercase=(True|False)", "lowercase=TBD", model_string)
         data["citations"] = self._citations(loss)
         if evaluation is not None or evaluation_error:
             self._add_evaluation(data, evaluation, evaluation_error)

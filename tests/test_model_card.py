@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -260,3 +261,23 @@ def test_teacher_descriptions(tmp_path):
 def test_card_data_rejects_a_malformed_evaluation_dict():
     with pytest.raises(EvaluationFileError, match="not a finite number"):
         StaticModelCardData(evaluation={"results": {"a": {"metric": "m", "score": float("nan")}}})
+
+
+def test_hub_cards_refresh_uses_built_models_and_previews_the_rest(described_model, tmp_path):
+    refresh = importlib.import_module("hub_cards.refresh")
+    built = refresh.SPECS[0]
+    folder = save_model(described_model, tmp_path / "models" / built.name)
+    (folder / EVALUATION_FILE_NAME).write_text(json.dumps(EVALUATION), encoding="utf-8")
+    assert refresh.main(["--models-dir", str(tmp_path / "models"), "--out-dir", str(tmp_path / "cards")]) == 0
+    real = (tmp_path / "cards" / f"{built.name}.md").read_text(encoding="utf-8")
+    assert "**Preview.**" not in real and "**TBD**" not in real
+    assert parse_evaluation_table(real) == {"stsb-en-test": ("spearman", "78.12"), "sick-dev": ("spearman", "65.00")}
+    assert f'SentenceTransformer("st-static/{built.name}")' in real
+    assert DESCRIBED_METADATA["build_command"] in real  # the command the build recorded wins
+    assert (folder / "README.md").read_text(encoding="utf-8") == real
+    for spec in refresh.SPECS[1:]:
+        preview = (tmp_path / "cards" / f"{spec.name}.md").read_text(encoding="utf-8")
+        assert "**Preview.**" in preview and f'SentenceTransformer("st-static/{spec.name}")' in preview
+        assert spec.commands(str(tmp_path / "models")).splitlines()[0] in preview
+        assert set(parse_evaluation_table(preview)) == set(spec.tasks)
+        assert card_yaml(preview)["base_model"] == spec.teacher
