@@ -46,6 +46,10 @@ CHECK_SENTENCES = (
 UPLOAD_IGNORE_PATTERNS = [".*", "**/.*"]
 
 
+class HubUploadError(RuntimeError):
+    """The Hub could not be reached or refused the upload (the cause is chained)."""
+
+
 class PushRefusedError(ValueError):
     """The folder failed a check before upload; the message lists every problem and its fix."""
 
@@ -192,7 +196,7 @@ def push_folder(
     Raises:
         ValueError: If ``repo_id`` is not ``org/name``.
         PushRefusedError: If there is no token or a check fails; nothing is uploaded.
-        huggingface_hub.errors.HfHubHTTPError: If the Hub refuses the upload.
+        HubUploadError: If the Hub cannot be reached or refuses the upload.
     """
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ValueError(f"Expected a repo id of the form org/name, got {repo_id!r}.")
@@ -202,17 +206,20 @@ def push_folder(
         )
     report = check_folder(folder, repo_id)
     api = HfApi(endpoint=endpoint, token=token)
-    repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
-    if revision is not None:
-        api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
-    with _upload_view(Path(folder), repo_url.repo_id) as upload_folder:
-        commit = api.upload_folder(
-            repo_id=repo_url.repo_id,
-            folder_path=upload_folder,
-            revision=revision,
-            commit_message=commit_message or "Upload static model with st-static",
-            ignore_patterns=list(UPLOAD_IGNORE_PATTERNS),
-        )
+    try:
+        repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
+        if revision is not None:
+            api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
+        with _upload_view(Path(folder), repo_url.repo_id) as upload_folder:
+            commit = api.upload_folder(
+                repo_id=repo_url.repo_id,
+                folder_path=upload_folder,
+                revision=revision,
+                commit_message=commit_message or "Upload static model with st-static",
+                ignore_patterns=list(UPLOAD_IGNORE_PATTERNS),
+            )
+    except Exception as error:  # the HTTP stack's errors (HTTP status, connection, TLS) have no common public base
+        raise HubUploadError(f"uploading to {repo_id} at {api.endpoint} failed: {error}") from error
     return PushResult(repo_id=repo_url.repo_id, commit_url=commit.commit_url, report=report)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ from typer.testing import CliRunner
 from st_static import hub as hub_module
 from st_static.bare_load import BareLoadResult, bare_encode
 from st_static.cli import app
-from st_static.hub import PushRefusedError, check_folder, push_folder
+from st_static.hub import HubUploadError, PushRefusedError, check_folder, push_folder
 from st_static.io import load_model, save_model
 from st_static.model_card import EVALUATION_FILE_NAME, card_weights_sha256, file_sha256, write_model_card
 
@@ -131,6 +132,20 @@ def test_push_refuses_a_folder_a_bare_sentence_transformer_cannot_load(model_fol
     (model_folder / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
     with pytest.raises(PushRefusedError, match=r"SentenceTransformer\(.*\) without st-static failed"):
         check_folder(model_folder)
+
+
+def test_push_reports_an_unreachable_hub(model_folder, in_process_bare_load):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(HubUploadError, match=f"uploading to org/swe at {endpoint} failed"):
+        push_folder(model_folder, "org/swe", token=TOKEN, endpoint=endpoint)
+
+
+def test_push_reports_a_hub_refusal(model_folder, local_hub, in_process_bare_load):
+    result = push_cli(model_folder, "org/swe", "--token", "hf_wrong_token")
+    assert result.exit_code == 1
+    assert "uploading to org/swe" in result.output and "401" in result.output
 
 
 # ------------------------------------------------------------------------------------------------ uploads

@@ -146,6 +146,7 @@ def test_save_model_gives_a_plain_model_the_static_card(word_model, tmp_path):
     card = (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
     assert isinstance(word_model.model_card_data, StaticModelCardData)
     assert card_yaml(card)["language"] == ["en"]  # set by the user before, kept
+    assert {"sentence-transformers", "static-embeddings", "st-static"} <= set(card_yaml(card)["tags"])
     assert card_yaml(card)["base_model"] == "sentence-transformers/all-mpnet-base-v2"  # known local teacher folder
     assert "**Extraction.**" in card
 

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from huggingface_hub.errors import HfHubHTTPError
 
 from st_static.cli.app import app, fail
-from st_static.hub import PushRefusedError, push_folder
+from st_static.hub import HubUploadError, PushRefusedError, push_folder
 
 
 @app.command()
@@ -37,10 +36,8 @@ def push(
             token=token,
             commit_message=commit_message,
         )
-    except (PushRefusedError, ValueError) as error:
+    except (PushRefusedError, HubUploadError, ValueError) as error:
         raise fail(str(error)) from error
-    except HfHubHTTPError as error:
-        raise fail(f"the Hub refused the upload to {repo_id}: {error}") from error
     report = result.report
     typer.echo(
         f"checked: loads without st-static ({report.num_words:,} words, {report.dim} dimensions, "

@@ -115,7 +115,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
                 if item.init and item.name in own and item.name not in skipped
             },
         )
-        default_tags = list(new.tags)
+        default_tags = cls.__dataclass_fields__["tags"].default_factory()
         for item in fields(card_data):
             if item.name in own and item.name not in {"model", "template_path"}:
                 setattr(new, item.name, getattr(card_data, item.name))
