@@ -14,6 +14,7 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
+from st_static.model_card import attach_card_data
 from st_static.static_word_average import ModelFolderError, StaticWordAverage
 
 
@@ -21,6 +22,7 @@ def save_model(model: SentenceTransformer, path: str | os.PathLike[str], **save_
     """Save ``model`` to ``path`` atomically: write a sibling temporary folder, then rename it into place.
 
     An interrupted save leaves the previous folder (if any) untouched and no partial folder under ``path``.
+    A static model gets the st-static model card (:func:`st_static.model_card.attach_card_data`).
 
     Args:
         model: The model to save.
@@ -32,6 +34,8 @@ def save_model(model: SentenceTransformer, path: str | os.PathLike[str], **save_
     """
     destination = Path(path).resolve()
     destination.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(model[0], StaticEmbedding):
+        attach_card_data(model)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent))
     try:
         model.save_pretrained(str(staging), **save_kwargs)
@@ -88,6 +92,7 @@ def load_model(
     model._modules[next(iter(model._modules))] = module.to(model.device)
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)
+    attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     return model
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -83,3 +84,31 @@ def populate_hf_cache(folder: Path, repo_id: str, cache_dir: Path) -> Path:
     (repo_folder / "refs").mkdir(parents=True, exist_ok=True)
     (repo_folder / "refs" / "main").write_text(commit)
     return snapshot
+
+
+# Metadata of a fully described model, as a build records it (keys in DEVELOPING.md).
+DESCRIBED_METADATA = {
+    "teacher": "sentence-transformers/all-MiniLM-L6-v2",
+    "teacher_dim": 384,
+    "languages": ["en"],
+    "corpus": "../shared/data/corpus/en.txt",
+    "vocab_size": len(WORDS),
+    "stages": ["extraction", "pca", "distillation"],
+    "pca": {"level": "sentence", "removed_components": 3, "dim": 16},
+    "training": {"loss": "SimilarityDistillationLoss", "steps": 200, "batch_size": 128, "learning_rate": 0.001},
+    "speed": {
+        "sentences_per_second": 123456.7,
+        "machine": "a 2-core test machine",
+        "teacher_sentences_per_second": 812.0,
+    },
+    "build_command": "st-static build --teacher sentence-transformers/all-MiniLM-L6-v2 --corpus en.txt --out m",
+}
+
+
+@pytest.fixture
+def described_model(word_module: StaticWordAverage) -> SentenceTransformer:
+    """The tiny word model with full metadata and the st-static card data."""
+    from st_static.model_card import StaticModelCardData
+
+    word_module.metadata = json.loads(json.dumps(DESCRIBED_METADATA))
+    return SentenceTransformer(modules=[word_module, Normalize()], device="cpu", model_card_data=StaticModelCardData())

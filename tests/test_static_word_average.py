@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +12,7 @@ from sentence_transformers.base.modules import Normalize
 
 import st_static
 from st_static import ModelFolderError, StaticWordAverage
+from st_static.bare_load import bare_encode
 from st_static.tokenization import build_word_tokenizer, split_words
 
 from .conftest import ADVERSARIAL_TEXTS, WORDS, populate_hf_cache
@@ -107,39 +105,15 @@ def test_bare_load_gives_identical_embeddings(word_model, tmp_path):
     np.testing.assert_array_equal(again.word_vectors.detach().numpy(), word_model[0].word_vectors.detach().numpy())
 
 
-BARE_LOAD_SCRIPT = """
-import importlib.abc, sys
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "st_static" or name.startswith("st_static."):
-            raise ImportError("st_static is blocked in this test")
-sys.meta_path.insert(0, Block())
-import numpy as np
-from sentence_transformers import SentenceTransformer
-model = SentenceTransformer(sys.argv[1], device="cpu")
-texts = [line.rstrip("\\n") for line in open(sys.argv[2], encoding="utf-8")]
-np.save(sys.argv[3], model.encode(texts))
-print(type(model[0]).__name__)
-"""
-
-
 def test_loads_by_repo_id_from_offline_cache_without_st_static(word_model, tmp_path):
     word_model.save_pretrained(str(tmp_path / "model"))
     cache = tmp_path / "hub"
     populate_hf_cache(tmp_path / "model", "org/swe-test", cache)
     texts = ["the cat sat", "Tokeniser!", "", "hello world"]
-    (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "home")}
-    result = subprocess.run(
-        [sys.executable, "-c", BARE_LOAD_SCRIPT, "org/swe-test", str(tmp_path / "texts.txt"), str(tmp_path / "e.npy")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().endswith("StaticEmbedding")
-    np.testing.assert_allclose(np.load(tmp_path / "e.npy"), word_model.encode(texts), atol=1e-6)
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "home")}
+    result = bare_encode("org/swe-test", texts, env=env)
+    assert result.first_module == "StaticEmbedding"
+    np.testing.assert_allclose(result.embeddings, word_model.encode(texts), atol=1e-6)
 
 
 def test_trained_rows_reach_case_variants_after_eval():

@@ -9,3 +9,4 @@ from st_static.cli.app import app
 from st_static.cli import compress  # noqa: F401  (registers the command)
 
 __all__ = ["app"]
+from st_static.cli import card, push  # noqa: F401  (register the commands)

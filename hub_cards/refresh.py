@@ -1,0 +1,194 @@
+"""Regenerate the model card sources in ``hub_cards/``.
+
+A card whose model has been built (``--models-dir DIR`` holds ``DIR/NAME`` with the saved model and its
+``evaluation.json``) is generated from that model with ``st_static.model_card.write_model_card``, exactly as
+``st-static card DIR/NAME --model-id ORG/NAME`` would (the model folder's README is refreshed too). A card whose
+model does not exist yet is a preview: the same generator on a stand-in table with the planned metadata, with
+every number that needs the built model (vocabulary size, scores, speed) shown as **TBD**.
+
+    python hub_cards/refresh.py                      # previews for models not built yet
+    python hub_cards/refresh.py --models-dir models  # real cards for the models built under models/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
+
+from st_static import StaticWordAverage
+from st_static.model_card import StaticModelCardData, render_model_card, write_model_card
+
+HUB_CARDS = Path(__file__).resolve().parent
+DATA = "../shared/data"  # relative to the repository root, where the commands run
+
+STS_EN = {"stsb-en-test": "spearman", "sick-dev": "spearman", "msrp-dev": "ap"}
+
+
+def bilingual_tasks(other: str, tatoeba: str) -> dict[str, str]:
+    """Planned evaluation of an en-``other`` table: cross-lingual and monolingual STS, translation retrieval."""
+    return {
+        f"stsb-en-{other}-test": "spearman",
+        f"stsb-{other}-test": "spearman",
+        "stsb-en-test": "spearman",
+        f"tatoeba-{tatoeba}-eng": "f1",
+    }
+
+
+@dataclass(frozen=True)
+class CardSpec:
+    """One published model: how it is built and what its card promises before it exists."""
+
+    name: str
+    teacher: str
+    teacher_dim: int
+    dim: int
+    languages: tuple[str, ...]
+    tasks: dict[str, str]
+    corpus: str | None = None
+    parallel: tuple[str, ...] = ()
+    prompt: str | None = None
+    lowercase: bool = True
+    build_options: tuple[str, ...] = field(default=())
+
+    @property
+    def removed_components(self) -> int:
+        return self.teacher_dim // 100  # All-But-The-Top: r = floor(d / 100)
+
+    @property
+    def stages(self) -> list[str]:
+        return ["extraction", "pca", "distillation" if self.corpus else "contrastive"]
+
+    def commands(self, models_dir: str) -> str:
+        """The commands that build and evaluate the model (run from the repository root)."""
+        out = f"{models_dir}/{self.name}"
+        build = ["st-static", "build", "--teacher", self.teacher]
+        if self.corpus:
+            build += ["--corpus", self.corpus]
+        for path in self.parallel:
+            build += ["--parallel", path]
+        if self.parallel:
+            build += ["--languages", ",".join(self.languages)]
+        if self.prompt:
+            build += ["--prompt", self.prompt]
+        build += [*self.build_options, "--out", out]
+        evaluate = ["st-static", "evaluate", out, "--json", f"{out}/evaluation.json"]
+        return shlex.join(build) + "\n" + shlex.join(evaluate)
+
+    def metadata(self) -> dict[str, object]:
+        """The metadata the build is planned to record (DEVELOPING.md keys)."""
+        metadata: dict[str, object] = {
+            "teacher": self.teacher,
+            "teacher_dim": self.teacher_dim,
+            "languages": list(self.languages),
+            "stages": self.stages,
+            "pca": {"level": "sentence", "removed_components": self.removed_components, "dim": self.dim},
+            "training": {"loss": "SimilarityDistillationLoss" if self.corpus else "BilingualContrastiveLoss"},
+        }
+        if self.corpus:
+            metadata["corpus"] = self.corpus
+        if self.parallel:
+            metadata["parallel"] = list(self.parallel)
+        if self.prompt:
+            metadata["prompt"] = self.prompt
+        return metadata
+
+
+def english(teacher: str, teacher_dim: int, dim: int) -> CardSpec:
+    short = teacher.split("/")[-1]
+    options = ("--dim", str(dim), "--eval-data", DATA)
+    return CardSpec(
+        name=f"swe-{short}-{dim}d",
+        teacher=teacher,
+        teacher_dim=teacher_dim,
+        dim=dim,
+        languages=("en",),
+        tasks=STS_EN,
+        corpus=f"{DATA}/corpus/en.txt",
+        build_options=options,
+    )
+
+
+def multilingual(pairs: tuple[tuple[str, str], ...]) -> CardSpec:
+    others = [other for other, _ in pairs]
+    tasks: dict[str, str] = {}
+    for other, tatoeba in pairs:
+        tasks.update(bilingual_tasks(other, tatoeba))
+    return CardSpec(
+        name=f"swe-multilingual-e5-small-en-{'-'.join(others)}",
+        teacher="intfloat/multilingual-e5-small",
+        teacher_dim=384,
+        dim=256,
+        languages=("en", *others),
+        tasks=tasks,
+        parallel=tuple(f"{DATA}/parallel/en-{other}.tsv" for other in others),
+        prompt="query: ",
+        lowercase=False,
+    )
+
+
+SPECS = [
+    english("sentence-transformers/all-MiniLM-L6-v2", 384, 256),
+    # 512 dimensions cannot come out of a 384-dimensional teacher: PCA keeps at most 384 - 3 = 381 components
+    # after All-But-The-Top, so the larger MiniLM table keeps all of them.
+    english("sentence-transformers/all-MiniLM-L6-v2", 384, 381),
+    english("sentence-transformers/all-mpnet-base-v2", 768, 256),
+    english("sentence-transformers/all-mpnet-base-v2", 768, 512),
+    multilingual((("de", "deu"),)),
+    multilingual((("ja", "jpn"),)),
+    multilingual((("zh", "cmn"),)),
+    multilingual((("de", "deu"), ("ja", "jpn"), ("zh", "cmn"))),
+]
+
+
+def preview_card(spec: CardSpec, model_id: str, models_dir: str) -> str:
+    """The card of a model not built yet: the real generator on a stand-in table, unmeasured numbers TBD."""
+    if spec.dim > spec.teacher_dim - spec.removed_components:
+        raise ValueError(f"{spec.name}: {spec.dim} dimensions exceed what PCA can keep from the teacher.")
+    words = ["the", "a"] if spec.lowercase else ["The", "the"]
+    stand_in = np.zeros((len(words), spec.dim), dtype=np.float32)
+    module = StaticWordAverage.from_word_vectors(words, stand_in, lowercase=spec.lowercase, metadata=spec.metadata())
+    card_data = StaticModelCardData(
+        model_id=model_id,
+        preview=True,
+        evaluation={"results": {task: {"metric": metric, "score": None} for task, metric in spec.tasks.items()}},
+        build_command=spec.commands(models_dir),
+        generate_widget_examples=False,
+        local_files_only=True,
+    )
+    model = SentenceTransformer(modules=[module, Normalize()], device="cpu", model_card_data=card_data)
+    return render_model_card(model)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models-dir", default="models", help="Folder holding the built models as NAME/.")
+    parser.add_argument("--org", default="st-static", help="Hub organisation of the published models.")
+    parser.add_argument("--out-dir", default=str(HUB_CARDS), help="Where the cards go (default: hub_cards/).")
+    args = parser.parse_args(argv)
+    for spec in SPECS:
+        model_id = f"{args.org}/{spec.name}"
+        target = Path(args.out_dir) / f"{spec.name}.md"
+        folder = Path(args.models_dir) / spec.name
+        if (folder / "modules.json").is_file():
+            config = json.loads((folder / "st_static_config.json").read_text(encoding="utf-8"))
+            recorded = config.get("metadata", {}).get("build_command")
+            commands = recorded or spec.commands(args.models_dir)
+            write_model_card(folder, model_id=model_id, build_command=commands, output=target)
+            print(f"{target.name}: from the built model in {folder}")
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(preview_card(spec, model_id, args.models_dir), encoding="utf-8")
+            print(f"{target.name}: preview ({folder} not built yet)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

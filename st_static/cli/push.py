@@ -1,0 +1,47 @@
+"""``st-static push``: check a saved static model, then upload it to the Hugging Face Hub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from st_static.cli.app import app, fail
+from st_static.hub import HubUploadError, PushRefusedError, push_folder
+
+
+@app.command()
+def push(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="Saved static model folder.")],
+    repo_id: Annotated[str, typer.Argument(metavar="ORG/NAME", help="Hub repo to upload to (created if missing).")],
+    private: Annotated[
+        bool, typer.Option("--private", help="Create the repo private (an existing repo keeps its visibility).")
+    ] = False,
+    revision: Annotated[str | None, typer.Option(help="Branch to upload to (created if missing).")] = None,
+    token: Annotated[str | None, typer.Option(help="Hub token; default: HF_TOKEN or `hf auth login`.")] = None,
+    commit_message: Annotated[str | None, typer.Option(help="Commit message.")] = None,
+) -> None:
+    """Check a saved static model, then upload it to the Hugging Face Hub.
+
+    Refuses (exit code 1, nothing uploaded) unless the folder loads with a bare SentenceTransformer (no st-static)
+    and encodes to finite vectors, and its card describes these weights and matches evaluation.json.
+    """
+    try:
+        result = push_folder(
+            folder,
+            repo_id,
+            private=True if private else None,
+            revision=revision,
+            token=token,
+            commit_message=commit_message,
+        )
+    except (PushRefusedError, HubUploadError, ValueError) as error:
+        raise fail(str(error)) from error
+    report = result.report
+    typer.echo(
+        f"checked: loads without st-static ({report.num_words:,} words, {report.dim} dimensions, "
+        f"{report.sentences_checked} test sentences -> finite vectors equal to st-static's); "
+        f"card matches the weights and evaluation.json ({report.evaluation_results} result(s))"
+    )
+    typer.echo(f"uploaded {folder} to {result.repo_id}: {result.commit_url}")

@@ -1,0 +1,244 @@
+"""Publishing a saved static model to the Hugging Face Hub, after checking that what is uploaded is sound.
+
+:func:`check_folder` refuses a folder that a bare ``SentenceTransformer`` cannot load (or that encodes to
+non-finite or different vectors), whose card was generated for other weights, or whose card's evaluation
+table disagrees with ``evaluation.json``. :func:`push_folder` runs the checks, then uploads with
+``huggingface_hub`` (``create_repo`` and ``upload_folder``; the token comes from the argument, ``HF_TOKEN`` or
+``hf auth login``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from huggingface_hub import HfApi, get_token
+
+from st_static.bare_load import BareLoadError, bare_encode
+from st_static.inference import encode
+from st_static.model_card import (
+    CARD_FILE_NAME,
+    EVALUATION_FILE_NAME,
+    MODEL_ID_PLACEHOLDER,
+    EvaluationFileError,
+    card_model_ids,
+    card_weights_sha256,
+    evaluation_table_differences,
+    file_sha256,
+    read_evaluation,
+)
+from st_static.static_word_average import WEIGHTS_FILE_NAME, ModelFolderError, StaticWordAverage
+
+# Texts the bare load encodes: ordinary sentences, an unknown word, punctuation only and the empty string.
+CHECK_SENTENCES = (
+    "The weather is lovely today.",
+    "A man is playing a guitar on the stage.",
+    "Tokenisation of an unknownwordzz!",
+    "!!!",
+    "",
+)
+# Hidden files are left-overs of atomic writes (".model.safetensors.tmp-123"), never part of the model.
+UPLOAD_IGNORE_PATTERNS = [".*", "**/.*"]
+
+
+class HubUploadError(RuntimeError):
+    """The Hub could not be reached or refused the upload (the cause is chained)."""
+
+
+class PushRefusedError(ValueError):
+    """The folder failed a check before upload; the message lists every problem and its fix."""
+
+    def __init__(self, folder: str | os.PathLike[str], problems: list[str]) -> None:
+        self.folder = Path(folder)
+        self.problems = problems
+        listed = "\n".join(f"  - {problem}" for problem in problems)
+        super().__init__(f"refusing to push {folder}:\n{listed}")
+
+
+@dataclass(frozen=True)
+class FolderReport:
+    """What the checks of a folder found."""
+
+    num_words: int
+    dim: int
+    sentences_checked: int
+    evaluation_results: int
+
+
+def check_folder(folder: str | os.PathLike[str], repo_id: str | None = None) -> FolderReport:
+    """Check a saved static model before upload.
+
+    Checks: the files load and agree (:meth:`StaticWordAverage.load`); ``modules.json`` and the card exist;
+    the card was generated for these weights and (with ``repo_id``) loads that repo in its usage snippets;
+    its evaluation table matches ``evaluation.json``; a bare ``SentenceTransformer(folder)`` in a process that
+    cannot import st-static encodes a few sentences to finite vectors equal to st-static's.
+
+    Args:
+        folder: The saved model.
+        repo_id: The repo the folder goes to, if known.
+
+    Returns:
+        A summary of what was checked.
+
+    Raises:
+        PushRefusedError: Listing every problem found, each with how to fix it.
+    """
+    folder = Path(folder)
+    regenerate = f"regenerate the card with `st-static card {folder}`"
+    if not folder.is_dir():
+        raise PushRefusedError(folder, [f"{folder} is not a folder"])
+    try:
+        module = StaticWordAverage.load(str(folder))
+    except ModelFolderError as error:
+        raise PushRefusedError(folder, [f"{error} Re-save the model, then push again."]) from error
+
+    problems: list[str] = []
+    if not (folder / "modules.json").is_file():
+        problems.append("modules.json is missing (an interrupted save?): re-save the model")
+    readme = folder / CARD_FILE_NAME
+    card = readme.read_text(encoding="utf-8") if readme.is_file() else None
+    if card is None:
+        problems.append(f"{CARD_FILE_NAME} (the model card) is missing: generate it with `st-static card {folder}`")
+    else:
+        card_sha = card_weights_sha256(card)
+        if card_sha is not None and card_sha != file_sha256(folder / WEIGHTS_FILE_NAME):
+            problems.append(f"the card was generated for other weights than {WEIGHTS_FILE_NAME}: {regenerate}")
+        named = card_model_ids(card) - {MODEL_ID_PLACEHOLDER}
+        if repo_id is not None and named and named != {repo_id}:
+            problems.append(
+                f"the card's usage snippets load {', '.join(sorted(named))}, not {repo_id}: "
+                f"regenerate it with `st-static card {folder} --model-id {repo_id}`"
+            )
+
+    evaluation = None
+    evaluation_results = 0
+    if (folder / EVALUATION_FILE_NAME).is_file():
+        try:
+            evaluation = read_evaluation(folder / EVALUATION_FILE_NAME)
+            evaluation_results = len(evaluation["results"])
+        except EvaluationFileError as error:
+            problems.append(f"{error} Fix or re-create it (st-static evaluate MODEL --json FILE), then {regenerate}")
+    evaluation_unreadable = evaluation is None and (folder / EVALUATION_FILE_NAME).is_file()
+    if card is not None and not evaluation_unreadable:
+        differences = evaluation_table_differences(card, evaluation)
+        if differences:
+            listed = "".join(f"\n      {difference}" for difference in differences)
+            problems.append(f"the card's evaluation table does not match {EVALUATION_FILE_NAME}; {regenerate}:{listed}")
+
+    try:
+        bare = bare_encode(folder, CHECK_SENTENCES)
+    except BareLoadError as error:
+        problems.append(f"{error} Re-save the model with st-static.")
+    else:
+        expected = encode(module, list(CHECK_SENTENCES))
+        if bare.embeddings.shape != expected.shape:
+            problems.append(
+                f"a bare SentenceTransformer gives vectors of shape {bare.embeddings.shape}, expected {expected.shape}"
+            )
+        elif not np.isfinite(bare.embeddings).all():
+            problems.append("a bare SentenceTransformer gives NaN or infinite values: re-build the model")
+        elif not np.allclose(bare.embeddings, expected, atol=1e-5):
+            problems.append(
+                "a bare SentenceTransformer gives other vectors than st-static (is Normalize missing from the "
+                "pipeline?): re-save the model with st_static.save_model"
+            )
+    if problems:
+        raise PushRefusedError(folder, problems)
+    return FolderReport(
+        num_words=module.num_words,
+        dim=module.embedding_dim,
+        sentences_checked=len(CHECK_SENTENCES),
+        evaluation_results=evaluation_results,
+    )
+
+
+@dataclass(frozen=True)
+class PushResult:
+    """Where the model went and what was checked first."""
+
+    repo_id: str
+    commit_url: str
+    report: FolderReport
+
+
+def push_folder(
+    folder: str | os.PathLike[str],
+    repo_id: str,
+    *,
+    private: bool | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    commit_message: str | None = None,
+    endpoint: str | None = None,
+) -> PushResult:
+    """Check a saved static model (:func:`check_folder`) and upload it to ``repo_id`` on the Hub.
+
+    The repo is created if needed (``private`` applies to a new repo only). A card generated without a model id
+    gets ``repo_id`` in its usage snippets in the uploaded copy, as sentence-transformers does for reused cards.
+
+    Args:
+        folder: The saved model.
+        repo_id: ``org/name``.
+        private: Create the repo private (``None``: the Hub's default).
+        revision: Branch to upload to (created from the default branch if missing).
+        token: Hub token; defaults to ``HF_TOKEN`` or the one saved by ``hf auth login``.
+        commit_message: Defaults to "Upload static model with st-static".
+        endpoint: Hub endpoint; defaults to ``HF_ENDPOINT`` or https://huggingface.co.
+
+    Returns:
+        The repo id, the commit URL and the check report.
+
+    Raises:
+        ValueError: If ``repo_id`` is not ``org/name``.
+        PushRefusedError: If there is no token or a check fails; nothing is uploaded.
+        HubUploadError: If the Hub cannot be reached or refuses the upload.
+    """
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ValueError(f"Expected a repo id of the form org/name, got {repo_id!r}.")
+    if token is None and get_token() is None:
+        raise PushRefusedError(
+            folder, ["no Hugging Face token: pass --token, set HF_TOKEN or log in with `hf auth login`"]
+        )
+    report = check_folder(folder, repo_id)
+    api = HfApi(endpoint=endpoint, token=token)
+    try:
+        repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
+        if revision is not None:
+            api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
+        with _upload_view(Path(folder), repo_url.repo_id) as upload_folder:
+            commit = api.upload_folder(
+                repo_id=repo_url.repo_id,
+                folder_path=upload_folder,
+                revision=revision,
+                commit_message=commit_message or "Upload static model with st-static",
+                ignore_patterns=list(UPLOAD_IGNORE_PATTERNS),
+            )
+    except Exception as error:  # the HTTP stack's errors (HTTP status, connection, TLS) have no common public base
+        raise HubUploadError(f"uploading to {repo_id} at {api.endpoint} failed: {error}") from error
+    return PushResult(repo_id=repo_url.repo_id, commit_url=commit.commit_url, report=report)
+
+
+@contextmanager
+def _upload_view(folder: Path, repo_id: str) -> Iterator[Path]:
+    """The folder to upload: ``folder`` itself, or links to its files with the card's placeholder id replaced."""
+    readme = folder / CARD_FILE_NAME
+    placeholder = f'SentenceTransformer("{MODEL_ID_PLACEHOLDER}")'
+    card = readme.read_text(encoding="utf-8")
+    if placeholder not in card:
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="st-static-push-") as view:
+        for path in folder.rglob("*"):
+            if path.is_file() and path != readme:
+                link = Path(view) / path.relative_to(folder)
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(path.resolve())
+        (Path(view) / CARD_FILE_NAME).write_text(
+            card.replace(placeholder, f'SentenceTransformer("{repo_id}")'), encoding="utf-8"
+        )
+        yield Path(view)

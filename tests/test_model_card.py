@@ -1,0 +1,284 @@
+"""Model cards: built from metadata and evaluation.json, extending ST's card, regenerated on every save."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from sentence_transformers.sentence_transformer.model_card import SentenceTransformerModelCardData
+from typer.testing import CliRunner
+
+import st_static
+from st_static.cli import app
+from st_static.io import load_model, save_model
+from st_static.model_card import (
+    EVALUATION_FILE_NAME,
+    EvaluationFileError,
+    StaticModelCardData,
+    card_weights_sha256,
+    compose_template,
+    describe_teacher,
+    evaluation_table_differences,
+    file_sha256,
+    parse_evaluation_table,
+    read_evaluation,
+    read_sections,
+    render_evaluation_table,
+    render_model_card,
+)
+
+from .conftest import DESCRIBED_METADATA
+
+EVALUATION = {
+    "model": "m",
+    "results": {
+        "stsb-en-test": {"metric": "spearman", "score": 78.1234},
+        "sick-dev": {"metric": "spearman", "score": 65.0},
+    },
+    "versions": {"st_static": "0.1.0"},
+}
+
+
+def card_yaml(card: str) -> dict:
+    return yaml.safe_load(card.split("---\n")[1])
+
+
+def save_with_evaluation(model, folder: Path, evaluation: dict | None = EVALUATION) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    if evaluation is not None:
+        (folder / EVALUATION_FILE_NAME).write_text(json.dumps(evaluation), encoding="utf-8")
+    model.save_pretrained(str(folder))
+    return (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_card_is_built_from_metadata_and_evaluation(described_model, tmp_path):
+    card = save_with_evaluation(described_model, tmp_path / "model")
+    header = card_yaml(card)
+    assert header["base_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert header["language"] == ["en"]
+    assert header["license"] == "apache-2.0"  # the teacher's
+    assert "static-embeddings" in header["tags"] and "loss:SimilarityDistillationLoss" in header["tags"]
+    scores = {
+        result["dataset"]["type"]: result["metrics"][0]["value"] for result in header["model-index"][0]["results"]
+    }
+    assert scores == {"stsb-en-test": 78.1234, "sick-dev": 65.0}
+    assert "(https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2)" in card
+    assert f"{len(described_model[0].vocabulary)} words" in card
+    assert "384 dimensions" in card  # teacher_dim
+    for stage in ("Extraction", "PCA with All-But-The-Top", "Similarity distillation"):
+        assert f"**{stage}.**" in card
+    assert "the first 3 component(s) removed" in card and "next 16 kept" in card
+    assert "| learning_rate | 0.001 |" in card
+    assert "| this model | 123,457 |" in card and "a 2-core test machine" in card
+    assert DESCRIBED_METADATA["build_command"] in card
+    assert parse_evaluation_table(card) == {"stsb-en-test": ("spearman", "78.12"), "sick-dev": ("spearman", "65.00")}
+    assert "@inproceedings{wada-etal-2025-static" in card and "reimers-2019-sentence-bert" in card
+    assert "`corpus/en.txt`: WordNet 3.0" in card  # data licence note
+
+
+def test_card_keeps_sentence_transformers_sections(described_model, tmp_path):
+    card = save_with_evaluation(described_model, tmp_path / "model", evaluation=None)
+    for section in (
+        "## Model Details",
+        "### Full Model Architecture",
+        "### Direct Usage (Sentence Transformers)",
+        "### Framework Versions",
+        "## Citation",
+    ):
+        assert card.count(section) == 1, section
+    for section in ("## Speed", "## Bias, Risks and Limitations", "### Method", "### Reproduce", "## Licence"):
+        assert card.count(section) == 1, section
+    assert "StaticWordAverage(num_words=14, embedding_dim=16" in card  # ST's architecture block
+    assert "pip install sentence-transformers" in card
+    assert 'SentenceTransformer("sentence_transformers_model_id")' in card
+    assert "trust_remote_code=True" not in card
+    assert "word order" in card and "negation" in card and "Out-of-vocabulary" in card and "long" in card
+    assert parse_evaluation_table(card) is None  # no evaluation.json, no table
+
+
+def test_card_is_regenerated_on_save(described_model, tmp_path):
+    first = save_with_evaluation(described_model, tmp_path / "model", evaluation=None)
+    module = described_model[0]
+    module.metadata["teacher"] = "intfloat/multilingual-e5-small"
+    module.metadata["languages"] = ["en", "de"]
+    module.metadata["stages"] = ["extraction", "pca", "contrastive"]
+    with torch.no_grad():
+        module.embedding.weight.mul_(2.0)
+    second = save_with_evaluation(described_model, tmp_path / "model", evaluation=None)
+    assert first != second
+    assert "intfloat/multilingual-e5-small" not in first
+    assert card_yaml(second)["base_model"] == "intfloat/multilingual-e5-small"
+    assert card_yaml(second)["language"] == ["en", "de"]
+    assert card_yaml(second)["license"] == "mit"
+    assert "# Static word embeddings distilled from multilingual-e5-small (16 dimensions, en-de)" in second
+    assert "**Bilingual contrastive learning.**" in second and "Similarity distillation" not in second
+    assert card_weights_sha256(second) == file_sha256(tmp_path / "model" / "model.safetensors")
+    assert card_weights_sha256(first) != card_weights_sha256(second)
+
+
+def test_explicit_card_fields_win_over_metadata(described_model, tmp_path):
+    described_model.model_card_data.license = "cc-by-4.0"
+    described_model.model_card_data.model_name = "My static model"
+    card = save_with_evaluation(described_model, tmp_path / "model", evaluation=None)
+    assert card_yaml(card)["license"] == "cc-by-4.0"
+    assert card.count("# My static model") == 1
+
+
+def test_loaded_model_regenerates_its_card_instead_of_copying_it(described_model, tmp_path):
+    save_model(described_model, tmp_path / "model")
+    loaded = load_model(tmp_path / "model")
+    assert isinstance(loaded.model_card_data, StaticModelCardData)
+    loaded[0].metadata["teacher"] = "sentence-transformers/all-mpnet-base-v2"
+    loaded.save_pretrained(str(tmp_path / "model"))
+    card = (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
+    assert card_yaml(card)["base_model"] == "sentence-transformers/all-mpnet-base-v2"
+
+
+def test_save_model_gives_a_plain_model_the_static_card(word_model, tmp_path):
+    word_model.model_card_data.language = ["en"]
+    word_model[0].metadata = {"teacher": "/somewhere/teachers/all-mpnet-base-v2/", "stages": ["extraction"]}
+    assert type(word_model.model_card_data) is SentenceTransformerModelCardData
+    save_model(word_model, tmp_path / "model")
+    card = (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
+    assert isinstance(word_model.model_card_data, StaticModelCardData)
+    assert card_yaml(card)["language"] == ["en"]  # set by the user before, kept
+    assert {"sentence-transformers", "static-embeddings", "st-static"} <= set(card_yaml(card)["tags"])
+    assert card_yaml(card)["base_model"] == "sentence-transformers/all-mpnet-base-v2"  # known local teacher folder
+    assert "**Extraction.**" in card
+
+
+def test_card_without_metadata_says_what_is_unknown(word_model, tmp_path):
+    save_model(word_model, tmp_path / "model")
+    card = (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
+    assert "teacher not recorded" in card
+    assert "The build command was not recorded" in card
+    assert "Not measured for this model." in card
+    assert "license" not in card_yaml(card)
+
+
+def test_card_command_regenerates_from_folder(described_model, tmp_path):
+    folder = tmp_path / "model"
+    described_model.model_card_data.model_id = "org/swe"
+    card = save_with_evaluation(described_model, folder, evaluation=None)
+    assert parse_evaluation_table(card) is None
+    (folder / EVALUATION_FILE_NAME).write_text(json.dumps(EVALUATION), encoding="utf-8")
+    result = CliRunner().invoke(app, ["card", str(folder), "--output", str(tmp_path / "hub_cards" / "swe.md")])
+    assert result.exit_code == 0, result.output
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert evaluation_table_differences(card, EVALUATION) == []
+    assert 'SentenceTransformer("org/swe")' in card  # the model id of the previous card is kept
+    assert (tmp_path / "hub_cards" / "swe.md").read_text(encoding="utf-8") == card
+
+
+def test_card_command_refuses_a_broken_folder(word_model, tmp_path):
+    result = CliRunner().invoke(app, ["card", str(tmp_path / "missing")])
+    assert result.exit_code == 1
+    assert "no such folder" in result.output
+    save_model(word_model, tmp_path / "model")
+    weights = tmp_path / "model" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    result = CliRunner().invoke(app, ["card", str(tmp_path / "model")])
+    assert result.exit_code == 1
+    assert "model.safetensors is corrupt or truncated" in result.output
+
+
+def test_malformed_evaluation_file_is_reported(described_model, tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / EVALUATION_FILE_NAME).write_text('{"results": {"stsb-en-test": {"score": 1}}}', encoding="utf-8")
+    with pytest.raises(EvaluationFileError, match="no 'metric'"):
+        read_evaluation(folder / EVALUATION_FILE_NAME)
+    card = save_with_evaluation(described_model, folder, evaluation=None)
+    assert "evaluation.json could not be read" in card
+    assert parse_evaluation_table(card) is None
+
+
+def test_evaluation_table_differences_name_each_difference():
+    card = "# A card\n\n" + render_evaluation_table(EVALUATION) + "\n"
+    assert evaluation_table_differences(card, EVALUATION) == []
+    changed = json.loads(json.dumps(EVALUATION))
+    changed["results"]["stsb-en-test"]["score"] = 80.0
+    del changed["results"]["sick-dev"]
+    changed["results"]["msrp-dev"] = {"metric": "ap", "score": 70.0}
+    assert evaluation_table_differences(card, changed) == [
+        "stsb-en-test: the card shows spearman 78.12, evaluation.json has spearman 80.00",
+        "msrp-dev: evaluation.json has ap 70.00, the card does not list it",
+        "sick-dev: the card shows spearman 65.00, evaluation.json does not have it",
+    ]
+    assert evaluation_table_differences("no table", EVALUATION) == [
+        "the card has no evaluation table, but evaluation.json has 2 result(s)"
+    ]
+    assert evaluation_table_differences(card, None) == [
+        "the card shows 2 evaluation result(s), but the folder has no evaluation.json"
+    ]
+
+
+def test_preview_card_marks_unmeasured_numbers(described_model):
+    planned = {"results": {"stsb-en-test": {"metric": "spearman", "score": None}}}
+    described_model.model_card_data.preview = True
+    described_model.model_card_data.evaluation = planned
+    described_model.model_card_data.generate_widget_examples = False
+    described_model[0].metadata["vocab_size"] = 150000
+    card = render_model_card(described_model)
+    assert "**Preview.**" in card
+    assert "150,000 (target) words" in card and "num_words=TBD" in card
+    assert parse_evaluation_table(card) == {"stsb-en-test": ("spearman", "**TBD**")}
+    assert "Sentences per second on a CPU: **TBD**" in card
+    assert "tensor(" not in card  # no similarities computed from the stand-in table
+    assert card_weights_sha256(card) is None
+
+
+def test_every_section_finds_its_place_in_the_installed_st_template():
+    base = Path(SentenceTransformerModelCardData.__dataclass_fields__["template_path"].default).read_text("utf-8")
+    sections = read_sections(Path(st_static.model_card.SECTIONS_PATH).read_text("utf-8"))
+    composed = compose_template(base, sections)
+    for name, body in sections.items():
+        assert composed.count(body) == 1, name
+    assert "{% if base_model %} distilled from " in composed
+    assert "*What are the known or foreseeable issues" not in composed  # ST's placeholder replaced
+    # Sections stay in reading order: nothing fell back to the end except the footer.
+    positions = [composed.index(sections[name]) for name in ("intro", "details", "speed", "limitations", "method")]
+    assert positions == sorted(positions)
+    assert composed.index(sections["license"]) < composed.index("## Citation")
+
+
+def test_teacher_descriptions(tmp_path):
+    assert describe_teacher("sentence-transformers/all-MiniLM-L6-v2").license == "apache-2.0"
+    local = tmp_path / "multilingual-e5-small"
+    local.mkdir()
+    assert describe_teacher(str(local)).repo_id == "intfloat/multilingual-e5-small"
+    assert describe_teacher(str(local)).license == "mit"
+    own = tmp_path / "my-teacher"
+    own.mkdir()
+    (own / "README.md").write_text("---\nlicense: cc-by-4.0\n---\n# t\n", encoding="utf-8")
+    assert describe_teacher(str(own)) == st_static.model_card.TeacherInfo("my-teacher", None, "cc-by-4.0")
+    assert describe_teacher(None).markdown == "a Sentence Transformer (teacher not recorded)"
+
+
+def test_card_data_rejects_a_malformed_evaluation_dict():
+    with pytest.raises(EvaluationFileError, match="not a finite number"):
+        StaticModelCardData(evaluation={"results": {"a": {"metric": "m", "score": float("nan")}}})
+
+
+def test_hub_cards_refresh_uses_built_models_and_previews_the_rest(described_model, tmp_path):
+    refresh = importlib.import_module("hub_cards.refresh")
+    built = refresh.SPECS[0]
+    folder = save_model(described_model, tmp_path / "models" / built.name)
+    (folder / EVALUATION_FILE_NAME).write_text(json.dumps(EVALUATION), encoding="utf-8")
+    assert refresh.main(["--models-dir", str(tmp_path / "models"), "--out-dir", str(tmp_path / "cards")]) == 0
+    real = (tmp_path / "cards" / f"{built.name}.md").read_text(encoding="utf-8")
+    assert "**Preview.**" not in real and "**TBD**" not in real
+    assert parse_evaluation_table(real) == {"stsb-en-test": ("spearman", "78.12"), "sick-dev": ("spearman", "65.00")}
+    assert f'SentenceTransformer("st-static/{built.name}")' in real
+    assert DESCRIBED_METADATA["build_command"] in real  # the command the build recorded wins
+    assert (folder / "README.md").read_text(encoding="utf-8") == real
+    for spec in refresh.SPECS[1:]:
+        preview = (tmp_path / "cards" / f"{spec.name}.md").read_text(encoding="utf-8")
+        assert "**Preview.**" in preview and f'SentenceTransformer("st-static/{spec.name}")' in preview
+        assert spec.commands(str(tmp_path / "models")).splitlines()[0] in preview
+        assert set(parse_evaluation_table(preview)) == set(spec.tasks)
+        assert card_yaml(preview)["base_model"] == spec.teacher
