@@ -16,6 +16,9 @@ from st_static.evaluation.encoders import Encoder, cosine_similarities
 def spearman_cosine(embeddings1: np.ndarray, embeddings2: np.ndarray, gold_scores: np.ndarray) -> float:
     """Spearman's rank correlation x100 between the pairs' cosine similarities and the gold scores.
 
+    A pair with a zero vector (a text without any known word) has similarity 0. ``mteb`` instead uses
+    ``1 - paired_cosine_distances``, which gives 1 for two zero vectors and 0.5 for one; both agree otherwise.
+
     Returns:
         The correlation x100, or NaN when it is undefined (all similarities or all gold scores equal).
 
