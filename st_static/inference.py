@@ -10,18 +10,24 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.static_word_average import StaticWordAverage, check_texts
+from st_static.tokenization import is_word_tokenizer
 
 
 def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAverage:
     """The :class:`StaticWordAverage` at the input of ``model`` (converted from a bare ``StaticEmbedding``).
 
     Raises:
-        TypeError: If the model does not start with a static embedding module.
+        TypeError: If the model does not start with a static embedding module whose tokenizer is st-static's.
     """
     module = model[0] if isinstance(model, SentenceTransformer) else model
     if isinstance(module, StaticWordAverage):
         return module
     if isinstance(module, StaticEmbedding):
+        if not is_word_tokenizer(module.tokenizer):
+            raise TypeError(
+                "Expected an st-static word model, but this StaticEmbedding has a subword tokenizer "
+                "(e.g. model2vec's); use model.encode instead."
+            )
         cached = getattr(module, "_st_static_module", None)
         if cached is None:
             cached = StaticWordAverage.from_static_embedding(module)

@@ -184,3 +184,25 @@ def test_corrupt_file_is_named(tmp_path, word_model):
     with pytest.raises(DataFormatError, match=r"sick-dev\.tsv"):
         evaluate_tasks(model_encoder(word_model), find_tasks(tmp_path))
     assert path.exists()
+
+
+def test_subword_static_embedding_is_not_taken_for_an_st_static_model():
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+
+    import st_static
+    from st_static.evaluation import is_static_pipeline
+
+    from .conftest import teacher_like_tokenizer
+
+    # A BERT-style subword tokenizer with [UNK] at id 1, as model2vec models have: st_static's word layout does
+    # not apply, so the fast path must refuse it and the evaluation must use model.encode.
+    tokenizer = teacher_like_tokenizer()
+    weights = np.random.default_rng(0).standard_normal((tokenizer.get_vocab_size(), 8)).astype(np.float32)
+    model = SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_weights=weights), Normalize()])
+    assert not is_static_pipeline(model)
+    with pytest.raises(TypeError, match="subword tokenizer"):
+        st_static.encode(model, ["the cat"])
+    texts = ["the cat sat", "tokens on the mat"]
+    np.testing.assert_allclose(model_encoder(model)(texts), model.encode(texts), atol=1e-6)

@@ -15,6 +15,8 @@ from st_static.inference import static_module
 Encoder = Callable[[Sequence[str]], np.ndarray]
 """A function from a list of texts to a ``(len(texts), dim)`` float array."""
 
+FAST_PATH_PROBE = 64
+
 
 def is_static_pipeline(model: SentenceTransformer) -> bool:
     """Whether ``model`` is an st-static pipeline (word table, then ``Normalize``) that the fast path reproduces.
@@ -54,12 +56,6 @@ def model_encoder(
         if not callable(model):
             raise TypeError(f"Expected a SentenceTransformer or a callable, got {type(model).__name__}.")
         return _deduplicated(model)
-    if fast and not prompt and is_static_pipeline(model):
-
-        def encode_static(texts: Sequence[str]) -> np.ndarray:
-            return static_encode(model, list(texts))
-
-        return _deduplicated(encode_static)
 
     def encode_model(texts: Sequence[str]) -> np.ndarray:
         return np.asarray(
@@ -73,6 +69,20 @@ def model_encoder(
             dtype=np.float32,
         )
 
+    if fast and not prompt and is_static_pipeline(model):
+        checked = False
+
+        def encode_static(texts: Sequence[str]) -> np.ndarray:
+            nonlocal checked
+            vectors = static_encode(model, list(texts))
+            if not checked:  # the fast path must give model.encode's vectors; check on the first texts
+                probe = list(texts[:FAST_PATH_PROBE])
+                if not np.allclose(vectors[: len(probe)], encode_model(probe), atol=1e-5):
+                    raise RuntimeError("st_static.encode disagrees with model.encode on this model; use fast=False.")
+                checked = True
+            return vectors
+
+        return _deduplicated(encode_static)
     return _deduplicated(encode_model)
 
 
