@@ -23,15 +23,16 @@ def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAve
     if isinstance(module, StaticWordAverage):
         return module
     if isinstance(module, StaticEmbedding):
-        if not is_word_tokenizer(module.tokenizer):
-            raise TypeError(
-                "Expected an st-static word model, but this StaticEmbedding has a subword tokenizer "
-                "(e.g. model2vec's); use model.encode instead."
-            )
         cached = getattr(module, "_st_static_module", None)
         if cached is None:
-            cached = StaticWordAverage.from_static_embedding(module)
-            module._st_static_module = cached
+            if not is_word_tokenizer(module.tokenizer):
+                raise TypeError(
+                    "Expected an st-static word model, but this StaticEmbedding has a subword tokenizer "
+                    "(e.g. model2vec's); use model.encode instead."
+                )
+            cached = StaticWordAverage.from_static_embedding(module).eval()
+            # Not a registered submodule: model.eval()/.to() must not reach this private copy.
+            object.__setattr__(module, "_st_static_module", cached)
         return cached
     raise TypeError(f"Expected a static model (StaticEmbedding first), got {type(module).__name__}.")
 

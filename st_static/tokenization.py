@@ -222,11 +222,11 @@ def token_targets(tokenizer: Tokenizer) -> tuple[np.ndarray, int]:
 def is_word_tokenizer(tokenizer: Tokenizer) -> bool:
     """Whether ``tokenizer`` was made by :func:`build_word_tokenizer` (its pre-tokeniser and model), so that
     :func:`token_targets` describes it; a subword tokenizer (e.g. a model2vec or BERT one) is not."""
-    config = json.loads(tokenizer.to_str())
-    pre_tokenizer = config.get("pre_tokenizer") or {}
+    if type(tokenizer.model).__name__ != "WordPiece" or tokenizer.pre_tokenizer is None:
+        return False
+    pre_tokenizer = json.loads(tokenizer.pre_tokenizer.__getstate__())
     return (
-        config.get("model", {}).get("type") == "WordPiece"
-        and pre_tokenizer.get("type") == "Split"
+        pre_tokenizer.get("type") == "Split"
         and pre_tokenizer.get("pattern") == {"Regex": WORD_SEPARATOR_PATTERN}
         and pre_tokenizer.get("behavior") == "Removed"
     )
