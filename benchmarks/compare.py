@@ -296,7 +296,7 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
     if tatoeba_names:
         header.append(f"Tatoeba avg ({len(tatoeba_names)})")
     header += ["dim", "sentences/s", "(sentences)", "st_static.encode /s", "latency p50 ms", "p99 ms"]
-    header += ["peak RSS delta MiB", "disk MiB"]
+    header += ["peak RSS MiB", "(over imports)", "disk MiB"]
     lines = [
         f"# Static models, peers and teacher: quality and speed ({today})",
         "",
@@ -324,6 +324,7 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
             number(fast["sentences_per_second"], 0) if fast else "-",
             number(row.metrics["latency"]["p50_ms"], 3),
             number(row.metrics["latency"]["p99_ms"], 3),
+            number(memory["peak_rss_mib"], 0),
             number(memory["peak_rss_delta_mib"], 0),
             mib(disk_size(row.size_paths)),
         ]
@@ -338,10 +339,10 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
         f"best of {args.repeats} after a warm-up batch, through each row's usual API (SentenceTransformer.encode,",
         "model2vec StaticModel.encode with its defaults, WordLlama.embed). st_static.encode: the fast path, for",
         "st-static pipelines only (checked equal to SentenceTransformer.encode). Latency: one short sentence, 300",
-        "calls after 20 warm-up calls. Memory: peak resident set size (VmHWM) of the row's process minus its RSS",
-        "before loading the model (after importing numpy): the model plus everything encoding allocated, including",
-        "the library's own imports. Disk: the model's files (folder without README.md; WordLlama: 256-d weights",
-        "and tokenizer).",
+        "calls after 20 warm-up calls. Memory: peak resident set size (VmHWM) of the row's process, which loaded",
+        "the model, encoded the evaluation texts and ran the speed tests; '(over imports)': that peak minus the RSS",
+        "after importing the row's library, before loading the model (the model plus what encoding allocated). Disk:",
+        "the model's files (folder without README.md; WordLlama: 256-d weights and tokenizer).",
         "",
         "Notes:",
     ]

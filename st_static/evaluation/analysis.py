@@ -96,7 +96,7 @@ def plot_norms_by_tag(norms_by_model: Mapping[str, Mapping[str, float]], title: 
         axes.bar(positions + index * width, heights, width, label=label)
     axes.set_xticks(positions + width * (len(norms_by_model) - 1) / 2, tags, rotation=30, ha="right")
     axes.set_ylabel("mean norm (relative)")
-    axes.legend()
+    axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
     axes.set_title(title or "Word-vector norm by part of speech")
     return figure
 
