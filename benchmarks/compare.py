@@ -24,6 +24,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -276,6 +277,13 @@ def machine() -> tuple[str, str]:
     return f"{model}, {cores} logical cores, {platform.system()} {platform.release()}", slug
 
 
+def load_average() -> str:
+    try:
+        return "/".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def number(value: float | None, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -300,8 +308,9 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
     lines = [
         f"# Static models, peers and teacher: quality and speed ({today})",
         "",
-        f"Machine: {machine_text}. Shared with other jobs while measured: speed numbers are noisy.",
-        f"Command: `python benchmarks/compare.py {' '.join(sys.argv[1:])}`",
+        f"Machine: {machine_text}. Shared with other jobs while measured (load average {args.load_before} before,",
+        f"{load_average()} after): speed numbers are noisy, compare rows of one run.",
+        f"Command: `python benchmarks/compare.py {shlex.join(sys.argv[1:])}`",
         "",
         "| " + " | ".join(header) + " |",
         "| --- |" + " ---: |" * (len(header) - 1),
@@ -375,11 +384,12 @@ def plot(rows: list[Row], path: Path) -> None:
 
     figure = Figure(figsize=(7.5, 4.8), layout="constrained")
     axes = figure.subplots()
-    for row in rows:
+    for index, row in enumerate(rows):
         x = row.metrics["speed"]["sentences_per_second"]
         y = row.quality.get("stsb-en-test", math.nan)
         axes.scatter([x], [y], s=40)
-        axes.annotate(row.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        offset = (6, 5) if index % 2 == 0 else (6, -12)  # rows of equal quality (same table) stay readable
+        axes.annotate(row.label, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
         fast = row.metrics.get("fast_speed")
         if fast:
             axes.scatter([fast["sentences_per_second"]], [y], s=40, marker="^", color="black")
@@ -391,6 +401,8 @@ def plot(rows: list[Row], path: Path) -> None:
                 fontsize=7,
             )
     axes.set_xscale("log")
+    speeds = [row.metrics.get("fast_speed", row.metrics["speed"])["sentences_per_second"] for row in rows]
+    axes.set_xlim(min(speeds) / 2, max(speeds) * 8)
     axes.set_xlabel("sentences/s (log scale)")
     axes.set_ylabel("STS-B test, Spearman x100")
     axes.set_title("Quality against speed")
@@ -426,6 +438,7 @@ def main() -> None:
             raise SystemExit(f"error: {path}: no such model folder.")
 
     rows = build_rows(args)
+    args.load_before = load_average()
     if not rows:
         raise SystemExit("error: nothing to measure (no model given and --peers none).")
     tasks = quality_tasks(args.data, args.tatoeba)
