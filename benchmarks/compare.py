@@ -213,7 +213,7 @@ def quality_tasks(data_dir: Path, tatoeba: bool) -> dict[str, tuple[str, Path]]:
             tasks[path.stem] = ("sts", path)
     if tatoeba:
         for path in sorted((data_dir / "tatoeba").glob("*.tsv")):
-            tasks[path.stem] = ("translation", path)
+            tasks[f"tatoeba-{path.stem}"] = ("translation", path)
     return tasks
 
 

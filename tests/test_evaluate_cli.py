@@ -58,12 +58,12 @@ def test_evaluate_prints_table_and_writes_json(model_dir, data_dir, tmp_path, wo
     assert "language silhouette" in result.stdout
     document = json.loads(json_path.read_text())
     assert document["model"] == str(model_dir)
-    assert set(document["results"]) == {"stsb-en-test", "deu-eng", "msrp-dev"}  # unknown files ignored
+    assert set(document["results"]) == {"stsb-en-test", "tatoeba-deu-eng", "msrp-dev"}  # unknown files ignored
     assert "sentence-transformers" in document["versions"]
     for task in document["results"].values():
         assert isinstance(task["metric"], str)
         assert -100.0 <= task["score"] <= 100.0
-    tatoeba = document["results"]["deu-eng"]
+    tatoeba = document["results"]["tatoeba-deu-eng"]
     assert {"accuracy_1_to_2", "accuracy_2_to_1", "alignment", "uniformity", "language_silhouette"} <= set(tatoeba)
     # the STS score is the Spearman correlation of the model's own cosines
     first = word_model.encode(["the cat sat", "hello world", "the cat", "word world"])

@@ -172,7 +172,7 @@ def test_unknown_files_are_ignored_and_empty_folders_refused(tmp_path):
     write_tsv(tmp_path / "tatoeba" / "deu-eng.tsv", ("eng", "other"), [("a", "b")])
     assert [(task.name, task.kind) for task in find_tasks(tmp_path)] == [
         ("stsb-xx-test", "sts"),
-        ("deu-eng", "translation"),
+        ("tatoeba-deu-eng", "translation"),
     ]
     (tmp_path / "empty").mkdir()
     with pytest.raises(NoEvaluationDataError, match="no evaluation file"):

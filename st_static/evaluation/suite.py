@@ -33,12 +33,13 @@ class EvaluationTask:
     path: Path
 
 
-# (glob relative to the data folder, kind); the task name is the file stem.
-KNOWN_FILES: tuple[tuple[str, str], ...] = (
-    ("sts/stsb-*.tsv", "sts"),
-    ("sts/sick-*.tsv", "sts"),
-    ("tatoeba/*.tsv", "translation"),
-    ("pairclass/msrp-*.tsv", "pair_classification"),
+# (glob relative to the data folder, kind, task-name prefix); the task name is the prefix + the file stem
+# (DEVELOPING.md: stsb-en-test, sick-dev, tatoeba-deu-eng, msrp-dev).
+KNOWN_FILES: tuple[tuple[str, str, str], ...] = (
+    ("sts/stsb-*.tsv", "sts", ""),
+    ("sts/sick-*.tsv", "sts", ""),
+    ("tatoeba/*.tsv", "translation", "tatoeba-"),
+    ("pairclass/msrp-*.tsv", "pair_classification", ""),
 )
 
 _EVALUATORS: dict[str, Callable[[Encoder, Path], dict[str, Any]]] = {
@@ -63,12 +64,13 @@ def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> 
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such data folder.")
     tasks = []
-    for pattern, kind in KNOWN_FILES:
+    for pattern, kind, prefix in KNOWN_FILES:
         for path in sorted(root.glob(pattern)):
-            if path.is_file() and (include is None or fnmatch.fnmatch(path.stem, include)):
-                tasks.append(EvaluationTask(path.stem, kind, path))
+            name = path.stem if path.stem.startswith(prefix) else prefix + path.stem
+            if path.is_file() and (include is None or fnmatch.fnmatch(name, include)):
+                tasks.append(EvaluationTask(name, kind, path))
     if not tasks:
-        known = ", ".join(pattern for pattern, _ in KNOWN_FILES)
+        known = ", ".join(pattern for pattern, _, _ in KNOWN_FILES)
         raise NoEvaluationDataError(f"{root}: no evaluation file found (looked for {known}).")
     return tasks
 
