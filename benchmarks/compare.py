@@ -384,6 +384,7 @@ def plot(rows: list[Row], path: Path) -> None:
 
     figure = Figure(figsize=(7.5, 4.8), layout="constrained")
     axes = figure.subplots()
+    fast_label: str | None = "same model through st_static.encode"
     for index, row in enumerate(rows):
         x = row.metrics["speed"]["sentences_per_second"]
         y = row.quality.get("stsb-en-test", math.nan)
@@ -392,14 +393,9 @@ def plot(rows: list[Row], path: Path) -> None:
         axes.annotate(row.label, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
         fast = row.metrics.get("fast_speed")
         if fast:
-            axes.scatter([fast["sentences_per_second"]], [y], s=40, marker="^", color="black")
-            axes.annotate(
-                "st_static.encode",
-                (fast["sentences_per_second"], y),
-                xytext=(5, -10),
-                textcoords="offset points",
-                fontsize=7,
-            )
+            axes.plot([x, fast["sentences_per_second"]], [y, y], color="grey", linewidth=0.8)
+            axes.scatter([fast["sentences_per_second"]], [y], s=30, marker="^", color="black", label=fast_label)
+            fast_label = None  # one legend entry
     axes.set_xscale("log")
     speeds = [row.metrics.get("fast_speed", row.metrics["speed"])["sentences_per_second"] for row in rows]
     axes.set_xlim(min(speeds) / 2, max(speeds) * 8)
@@ -407,6 +403,8 @@ def plot(rows: list[Row], path: Path) -> None:
     axes.set_ylabel("STS-B test, Spearman x100")
     axes.set_title("Quality against speed")
     axes.grid(True, which="both", alpha=0.3)
+    if fast_label is None:
+        axes.legend(loc="lower left", fontsize=8)
     figure.savefig(path, dpi=120)
 
 
@@ -426,7 +424,13 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float, default=20.0, help="seconds per timed run for slow rows")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "st-static")
     parser.add_argument("--output-dir", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--replot", type=Path, help="only redraw the plot of a results .json written earlier")
     args = parser.parse_args()
+    if args.replot:
+        saved = json.loads(args.replot.read_text())
+        rows = [Row(label, "", "", "", metrics=values, quality=values["quality"]) for label, values in saved.items()]
+        plot(rows, args.replot.with_suffix(".png"))
+        return
     if args.data is None or not (args.data / "sts").is_dir():
         raise SystemExit("error: no data folder; pass --data (the folder with sts/, tatoeba/, corpus/).")
     args.corpus = args.corpus or args.data / "corpus" / "en.txt"
