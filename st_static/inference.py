@@ -11,13 +11,14 @@ from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.static_word_average import StaticWordAverage, check_texts
+from st_static.tokenization import is_word_tokenizer
 
 
 def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAverage:
     """The :class:`StaticWordAverage` at the input of ``model`` (converted from a bare ``StaticEmbedding``).
 
     Raises:
-        TypeError: If the model does not start with a static embedding module.
+        TypeError: If the model does not start with a static embedding module whose tokenizer is st-static's.
     """
     module = model[0] if isinstance(model, SentenceTransformer) else model
     if isinstance(module, StaticWordAverage):
@@ -25,8 +26,14 @@ def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAve
     if isinstance(module, StaticEmbedding):
         cached = getattr(module, "_st_static_module", None)
         if cached is None:
-            cached = StaticWordAverage.from_static_embedding(module)
-            module._st_static_module = cached
+            if not is_word_tokenizer(module.tokenizer):
+                raise TypeError(
+                    "Expected an st-static word model, but this StaticEmbedding has a subword tokenizer "
+                    "(e.g. model2vec's); use model.encode instead."
+                )
+            cached = StaticWordAverage.from_static_embedding(module).eval()
+            # Not a registered submodule: model.eval()/.to() must not reach this private copy.
+            object.__setattr__(module, "_st_static_module", cached)
         return cached
     raise TypeError(f"Expected a static model (StaticEmbedding first), got {type(module).__name__}.")
 

@@ -251,7 +251,7 @@ class StaticWordAverage(StaticEmbedding):
         )
 
     def train(self, mode: bool = True) -> StaticWordAverage:
-        if not mode:
+        if not mode and self.training:  # only when leaving training: encode() calls eval() on every call
             self.sync_token_rows()
         return super().train(mode)
 

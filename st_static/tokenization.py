@@ -219,6 +219,19 @@ def token_targets(tokenizer: Tokenizer) -> tuple[np.ndarray, int]:
     return targets, num_words
 
 
+def is_word_tokenizer(tokenizer: Tokenizer) -> bool:
+    """Whether ``tokenizer`` was made by :func:`build_word_tokenizer` (its pre-tokeniser and model), so that
+    :func:`token_targets` describes it; a subword tokenizer (e.g. a model2vec or BERT one) is not."""
+    if type(tokenizer.model).__name__ != "WordPiece" or tokenizer.pre_tokenizer is None:
+        return False
+    pre_tokenizer = json.loads(tokenizer.pre_tokenizer.__getstate__())
+    return (
+        pre_tokenizer.get("type") == "Split"
+        and pre_tokenizer.get("pattern") == {"Regex": WORD_SEPARATOR_PATTERN}
+        and pre_tokenizer.get("behavior") == "Removed"
+    )
+
+
 def is_lowercase_tokenizer(tokenizer: Tokenizer) -> bool:
     """Whether the tokenizer lowercases its input (its vocabulary is lowercase)."""
     normalizer = json.loads(tokenizer.to_str()).get("normalizer") or {}

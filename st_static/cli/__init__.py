@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from st_static.cli import info  # noqa: F401  (registers the command)
+from st_static.cli import (
+    evaluate,  # noqa: F401  (registers the command)
+    info,  # noqa: F401  (registers the command)
+)
 from st_static.cli.app import app
 
 # isort: split

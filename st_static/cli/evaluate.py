@@ -1,0 +1,132 @@
+"""``st-static evaluate``: scores of any Sentence Transformer on the local data files and, optionally, MTEB."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sentence_transformers import SentenceTransformer
+
+from st_static.cli.app import app, fail
+from st_static.data import DataFormatError
+from st_static.evaluation.encoders import model_encoder
+from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
+from st_static.evaluation.suite import NoEvaluationDataError, evaluate_tasks, find_tasks
+from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
+from st_static.teachers import resolve_teacher
+
+DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
+
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
+    """Load ``name`` (folder or Hub id) with ``SentenceTransformer``; st-static folders get the checked load.
+
+    Teachers packaged in registry packages (all-MiniLM-L6-v2) resolve to their local copy, so they load offline.
+
+    Raises:
+        ModelFolderError: If a path does not exist or a static model folder is broken.
+        OSError, ValueError: Whatever ``SentenceTransformer`` raises for other unloadable models.
+    """
+    name = resolve_teacher(name)
+    if not os.path.exists(name):
+        if (os.path.sep in name and not HUB_ID.match(name)) or name.startswith((".", "~")):
+            raise ModelFolderError(f"{name}: no such model folder.")
+    elif not os.path.isdir(name):
+        raise ModelFolderError(f"{name}: is a file, not a model folder.")
+    elif (Path(name) / CONFIG_FILE_NAME).is_file():
+        from st_static.io import load_model
+
+        return load_model(name, device=device)
+    return SentenceTransformer(name, device=device)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
+
+
+@app.command()
+def evaluate(
+    model: Annotated[str, typer.Argument(help="Model folder or Hub repo id (anything SentenceTransformer loads).")],
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Data folder (sts/, tatoeba/, pairclass/). Default: ../shared/data if it exists."),
+    ] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the results to this JSON file.")] = None,
+    prompt: Annotated[
+        str | None, typer.Option("--prompt", help='Prompt prepended to every text, e.g. "query: ".')
+    ] = None,
+    mteb: Annotated[
+        str | None,
+        typer.Option(
+            "--mteb",
+            help='MTEB tasks or benchmarks, comma-separated (e.g. "STSBenchmark,SICK-R" or "MTEB(eng, v2)"). '
+            "Needs the Hugging Face Hub. Local files are then evaluated only if --data is given.",
+        ),
+    ] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help='Only local tasks whose name matches this glob, e.g. "sts*".')
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Batch size of SentenceTransformer.encode.")
+    ] = 64,
+    device: Annotated[
+        str | None, typer.Option("--device", help="Device to run the model on (default: ST's choice).")
+    ] = None,
+) -> None:
+    """Evaluate MODEL on every known data file (STS Spearman, Tatoeba accuracy, MSRP AP) and print a table.
+
+    Known files: sts/stsb-*.tsv and sts/sick-*.tsv (Spearman x100 of cosine), tatoeba/*.tsv (retrieval accuracy
+    in both directions, with alignment, uniformity and language silhouette), pairclass/msrp-*.tsv (average
+    precision of cosine). Other files are ignored.
+    """
+    local_tasks = []
+    if data is not None or mteb is None:
+        data_dir = data if data is not None else DEFAULT_DATA_DIR
+        if data is None and not data_dir.is_dir():
+            raise fail(f"no --data given and {DEFAULT_DATA_DIR} does not exist here; pass --data DIR.")
+        try:
+            local_tasks = find_tasks(data_dir, include=tasks)
+        except (FileNotFoundError, NoEvaluationDataError) as error:
+            raise fail(_first_line(error)) from error
+
+    mteb_tasks = []
+    if mteb is not None:
+        from st_static.evaluation.mteb_tasks import MTEBError, resolve_tasks, split_task_names
+
+        try:
+            mteb_tasks = resolve_tasks(split_task_names(mteb))
+        except MTEBError as error:
+            raise fail(_first_line(error)) from error
+        if not mteb_tasks:
+            raise fail(f"--mteb {mteb!r} names no task.")
+
+    try:
+        loaded = load_any_model(model, device=device)
+    except Exception as error:  # any loader failure becomes one line, not a traceback
+        raise fail(f"could not load model {model}: {_first_line(error)}") from error
+
+    results = {}
+    try:
+        results.update(evaluate_tasks(model_encoder(loaded, prompt=prompt, batch_size=batch_size), local_tasks))
+    except (DataFormatError, UnicodeDecodeError) as error:
+        raise fail(f"corrupt data file: {_first_line(error)}") from error
+    if mteb_tasks:
+        from st_static.evaluation.mteb_tasks import MTEBError, run_mteb
+
+        try:
+            results.update(run_mteb(loaded, mteb_tasks, batch_size=batch_size, prompt=prompt))
+        except MTEBError as error:
+            raise fail(_first_line(error)) from error
+
+    typer.echo(f"## {model}\n")
+    typer.echo(markdown_tables(results))
+    if json_path is not None:
+        write_json(evaluation_document(model, results), json_path)
+        typer.echo(f"\nwrote {json_path}")

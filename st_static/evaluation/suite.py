@@ -1,0 +1,94 @@
+"""The evaluation suite: find the known data files in a folder and evaluate a model on each of them."""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from st_static.evaluation.encoders import Encoder
+from st_static.evaluation.pair_classification import evaluate_pair_classification
+from st_static.evaluation.sts import evaluate_sts
+from st_static.evaluation.translation import evaluate_translation_retrieval
+
+logger = logging.getLogger(__name__)
+
+
+class NoEvaluationDataError(ValueError):
+    """A data folder holds none of the files the suite knows."""
+
+
+@dataclass(frozen=True)
+class EvaluationTask:
+    """One data file and how to evaluate on it."""
+
+    name: str
+    kind: str
+    path: Path
+
+
+# (glob relative to the data folder, kind, task-name prefix); the task name is the prefix + the file stem
+# (DEVELOPING.md: stsb-en-test, sick-dev, tatoeba-deu-eng, msrp-dev).
+KNOWN_FILES: tuple[tuple[str, str, str], ...] = (
+    ("sts/stsb-*.tsv", "sts", ""),
+    ("sts/sick-*.tsv", "sts", ""),
+    ("tatoeba/*.tsv", "translation", "tatoeba-"),
+    ("pairclass/msrp-*.tsv", "pair_classification", ""),
+)
+
+_EVALUATORS: dict[str, Callable[[Encoder, Path], dict[str, Any]]] = {
+    "sts": evaluate_sts,
+    "translation": evaluate_translation_retrieval,
+    "pair_classification": evaluate_pair_classification,
+}
+
+
+def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> list[EvaluationTask]:
+    """The known data files under ``data_dir`` (see :data:`KNOWN_FILES`); other files are ignored.
+
+    Args:
+        data_dir: A folder laid out like ``../shared/data`` (``sts/``, ``tatoeba/``, ``pairclass/``).
+        include: Keep only tasks whose name matches this glob (e.g. ``"stsb-en-*"``).
+
+    Raises:
+        FileNotFoundError: If ``data_dir`` is not a folder.
+        NoEvaluationDataError: If no known file is there.
+    """
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such data folder.")
+    tasks = []
+    for pattern, kind, prefix in KNOWN_FILES:
+        for path in sorted(root.glob(pattern)):
+            name = path.stem if path.stem.startswith(prefix) else prefix + path.stem
+            if path.is_file() and (include is None or fnmatch.fnmatch(name, include)):
+                tasks.append(EvaluationTask(name, kind, path))
+    if not tasks:
+        known = ", ".join(pattern for pattern, _, _ in KNOWN_FILES)
+        raise NoEvaluationDataError(f"{root}: no evaluation file found (looked for {known}).")
+    return tasks
+
+
+def evaluate_tasks(
+    encoder: Encoder, tasks: list[EvaluationTask], show_progress_bar: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Evaluate ``encoder`` on every task.
+
+    Returns:
+        ``{task_name: result}``; every result has ``metric``, ``score`` (x100) and ``kind``.
+
+    Raises:
+        st_static.data.DataFormatError: If a file is corrupt (named in the message).
+    """
+    results: dict[str, dict[str, Any]] = {}
+    for task in tqdm(tasks, desc="Evaluating", disable=not show_progress_bar):
+        logger.info("Evaluating on %s (%s)", task.name, task.path)
+        result = _EVALUATORS[task.kind](encoder, task.path)
+        results[task.name] = {**result, "kind": task.kind}
+    return results

@@ -1,0 +1,69 @@
+"""Translation retrieval (Tatoeba): nearest neighbour by cosine among the other side, in both directions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from st_static.data import read_translation_pairs
+from st_static.evaluation.diagnostics import bilingual_diagnostics
+from st_static.evaluation.encoders import Encoder, unit_rows
+
+
+def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray) -> float:
+    """Percentage of queries whose nearest candidate by cosine is the one on the same row.
+
+    Ties go to the lowest row (``argmax``); a zero vector has cosine 0 with every candidate.
+
+    Raises:
+        ValueError: If the two sides do not have the same number of rows.
+    """
+    if len(queries) != len(candidates):
+        raise ValueError(f"Got {len(queries)} queries for {len(candidates)} candidates; rows must align.")
+    if len(queries) == 0:
+        raise ValueError("No translation pairs.")
+    similarities = (
+        unit_rows(np.asarray(queries, dtype=np.float32)) @ unit_rows(np.asarray(candidates, dtype=np.float32)).T
+    )
+    nearest = similarities.argmax(axis=1)
+    return 100.0 * float(np.mean(nearest == np.arange(len(queries))))
+
+
+def evaluate_translation_retrieval(
+    encoder: Encoder,
+    pairs: list[tuple[str, str]] | str | os.PathLike[str],
+    diagnostics: bool = True,
+) -> dict[str, Any]:
+    """Translation retrieval accuracy of aligned pairs (row i of one side translates row i of the other).
+
+    Args:
+        encoder: A text -> vector function.
+        pairs: ``(source, target)`` pairs, or a file whose first two columns are them (Tatoeba: ``eng``, ``other``).
+        diagnostics: Add alignment, uniformity and the language-identity silhouette of the two sides.
+
+    Returns:
+        ``{"metric": "accuracy", "score": mean of both directions, "accuracy_1_to_2": ..., "accuracy_2_to_1": ...,
+        "pairs": n}``, plus the diagnostics of :func:`~st_static.evaluation.diagnostics.bilingual_diagnostics`.
+        Side 1 is the first column (English in the Tatoeba files).
+    """
+    if not isinstance(pairs, list):
+        pairs = read_translation_pairs(Path(pairs))
+    first = [pair[0] for pair in pairs]
+    second = [pair[1] for pair in pairs]
+    embeddings = encoder(first + second)
+    embeddings1, embeddings2 = embeddings[: len(first)], embeddings[len(first) :]
+    forward = retrieval_accuracy(embeddings1, embeddings2)
+    backward = retrieval_accuracy(embeddings2, embeddings1)
+    result: dict[str, Any] = {
+        "metric": "accuracy",
+        "score": (forward + backward) / 2,
+        "accuracy_1_to_2": forward,
+        "accuracy_2_to_1": backward,
+        "pairs": len(pairs),
+    }
+    if diagnostics:
+        result.update(bilingual_diagnostics(embeddings1, embeddings2))
+    return result
