@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -57,6 +58,14 @@ def replace_folder(source: Path, destination: Path) -> None:
         shutil.rmtree(backup, ignore_errors=True)
 
 
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether ``name`` reads as a Hub repo id (``org/name``) rather than a local path."""
+    return bool(HUB_ID.match(name)) and not name.startswith((".", "~"))
+
+
 def load_model(
     model_name_or_path: str | os.PathLike[str], device: str | None = "cpu", **kwargs: Any
 ) -> SentenceTransformer:
@@ -74,8 +83,8 @@ def load_model(
         ModelFolderError: If the folder is not a valid static model.
     """
     name = str(model_name_or_path)
-    if not os.path.isdir(name) and (os.path.sep in name or name.startswith(".")) and not os.path.exists(name):
-        raise ModelFolderError(f"{name}: no such folder.")
+    if not os.path.exists(name) and not is_hub_id(name):
+        raise ModelFolderError(f"{name}: no such model folder.")
     hub_kwargs = {
         key: kwargs[key] for key in ("revision", "token", "cache_folder", "local_files_only") if key in kwargs
     }

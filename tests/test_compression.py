@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import st_static
 from st_static import ModelFolderError, StaticWordAverage
+from st_static.bare_load import BARE_LOAD_SCRIPT
 from st_static.cli import app
 from st_static.compression import (
     STORAGE_FORMATS,
@@ -34,7 +35,7 @@ from st_static.compression import (
 from st_static.io import load_model, save_model
 
 from .conftest import WORDS, teacher_like_tokenizer
-from .test_static_word_average import BARE_LOAD_SCRIPT, word_rows
+from .test_static_word_average import word_rows
 
 TEXTS = ["the cat sat on the mat", "Hello world!", "tokeniser tokens", "café 12 1990s", "", "qqq zzz", "word " * 50]
 # Tolerances on the cosine between a sentence vector and its float32 original.
@@ -125,13 +126,13 @@ def test_each_format_saves_smaller_and_reloads_within_its_error(larger_model, st
 def test_compressed_and_pruned_folders_load_without_st_static(larger_model, tmp_path):
     folders = {storage: quantize(larger_model, storage) for storage in STORAGE_FORMATS}
     folders["pruned"] = prune_vocabulary(larger_model, 8)
-    (tmp_path / "texts.txt").write_text("\n".join(text.strip() for text in TEXTS) + "\n", encoding="utf-8")
+    (tmp_path / "texts.json").write_text(json.dumps([text.strip() for text in TEXTS]), encoding="utf-8")
     arguments = []
     for name, model in folders.items():
         save_model(model, tmp_path / name)
         modules = json.loads((tmp_path / name / "modules.json").read_text())
         assert all(module["type"].startswith("sentence_transformers.") for module in modules)
-        arguments += [str(tmp_path / name), str(tmp_path / "texts.txt"), str(tmp_path / f"{name}.npy")]
+        arguments += [str(tmp_path / name), str(tmp_path / "texts.json"), str(tmp_path / f"{name}.npy")]
     # One interpreter runs the shared bare-load script once per folder.
     loop = "import sys\nscript, *rest = sys.argv[1:]\nfor i in range(0, len(rest), 3):\n"
     loop += "    sys.argv = ['bare', *rest[i:i + 3]]\n    exec(script, {'__name__': '__main__'})\n"

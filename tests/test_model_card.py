@@ -177,7 +177,7 @@ def test_card_command_regenerates_from_folder(described_model, tmp_path):
 def test_card_command_refuses_a_broken_folder(word_model, tmp_path):
     result = CliRunner().invoke(app, ["card", str(tmp_path / "missing")])
     assert result.exit_code == 1
-    assert "no such folder" in result.output
+    assert "no such model folder" in result.output
     save_model(word_model, tmp_path / "model")
     weights = tmp_path / "model" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from st_static.cli import (
-    evaluate,  # noqa: F401  (registers the command)
-    info,  # noqa: F401  (registers the command)
-)
+from st_static.cli import build, card, compress, evaluate, info, push  # noqa: F401  (register the commands)
 from st_static.cli.app import app
 
-# isort: split
-from st_static.cli import compress  # noqa: F401  (registers the command)
-
 __all__ = ["app"]
-from st_static.cli import card, push  # noqa: F401  (register the commands)

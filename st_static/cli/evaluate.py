@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -15,13 +14,11 @@ from st_static.data import DataFormatError
 from st_static.evaluation.encoders import model_encoder
 from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
 from st_static.evaluation.suite import NoEvaluationDataError, evaluate_tasks, find_tasks
+from st_static.io import is_hub_id, load_model
 from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
 from st_static.teachers import resolve_teacher
 
 DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
-
-
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
@@ -35,13 +32,11 @@ def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
     """
     name = resolve_teacher(name)
     if not os.path.exists(name):
-        if (os.path.sep in name and not HUB_ID.match(name)) or name.startswith((".", "~")):
+        if not is_hub_id(name):
             raise ModelFolderError(f"{name}: no such model folder.")
     elif not os.path.isdir(name):
         raise ModelFolderError(f"{name}: is a file, not a model folder.")
     elif (Path(name) / CONFIG_FILE_NAME).is_file():
-        from st_static.io import load_model
-
         return load_model(name, device=device)
     return SentenceTransformer(name, device=device)
 

@@ -1,0 +1,282 @@
+"""The whole job in one call: extraction -> PCA/ABTT -> refinement -> a saved, evaluated model.
+
+Every stage writes its own folder under the work directory, named by a hash of the settings it depends on, so
+a re-run with the same settings reuses finished stages (and resumes an interrupted teacher pass), while a
+changed setting redoes only the stages it affects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sentence_transformers import SentenceTransformer
+
+from st_static.extraction.corpus import CorpusError, check_corpus_source
+from st_static.extraction.stages import (
+    ExtractionSettings,
+    ExtractionStage,
+    peak_memory_mib,
+    run_extraction,
+    run_reduction,
+)
+from st_static.io import load_model, replace_folder, save_model
+from st_static.teachers import DEFAULT_TEACHER
+
+logger = logging.getLogger(__name__)
+
+Evaluator = Callable[[SentenceTransformer], dict[str, dict[str, Any]]]
+"""Scores a model: task name -> result with ``metric`` and ``score`` (x100), as ``st_static.evaluation`` gives."""
+
+DEV_TASKS = ("stsb-en-dev", "stsb-en-test", "sick-dev")
+
+
+@dataclass
+class BuildSettings:
+    """Everything that decides what ``build`` produces (the defaults follow the paper where the data allows)."""
+
+    teacher: str = DEFAULT_TEACHER
+    corpus: str | None = None
+    dim: int = 256
+    vocab_size: int = 150_000
+    min_sentences: int = 2
+    sentences_per_word: int = 100
+    max_words: int = 64
+    pca_sample_size: int = 100_000
+    removed_components: int | None = None
+    pca_level: str = "sentence"
+    prompt: str = ""
+    language: str = "en"
+    lowercase: bool = True
+    wordfreq_weight: float = 0.0
+    steps: int = 30_000
+    batch_size: int = 128
+    learning_rate: float = 1e-3
+    temperature: float = 0.05
+    eval_steps: int = 500
+    patience: int = 5
+    validation_size: int = 4096
+    matryoshka_dims: list[int] | None = None
+    seed: int = 0
+
+    def extraction_settings(self) -> ExtractionSettings:
+        return ExtractionSettings(
+            teacher=self.teacher,
+            prompt=self.prompt,
+            language=self.language,
+            lowercase=self.lowercase,
+            vocab_size=self.vocab_size,
+            min_sentences=self.min_sentences,
+            sentences_per_word=self.sentences_per_word,
+            max_words=self.max_words,
+            pca_sample_size=self.pca_sample_size,
+            wordfreq_weight=self.wordfreq_weight,
+            seed=self.seed,
+            corpus=Path(self.corpus).name if self.corpus else "",
+        )
+
+
+@dataclass
+class BuildResult:
+    """What ``build`` produced."""
+
+    model: SentenceTransformer
+    output: Path
+    work_dir: Path
+    stage_scores: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    training: dict[str, Any] = field(default_factory=dict)
+
+
+def _stage_key(*parts: object) -> str:
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def default_work_dir(output: str | os.PathLike[str]) -> Path:
+    """``<output>.work`` next to the output folder."""
+    output = Path(output).resolve()
+    return output.with_name(output.name + ".work")
+
+
+def build(
+    settings: BuildSettings,
+    output: str | os.PathLike[str],
+    work_dir: str | os.PathLike[str] | None = None,
+    evaluate: Evaluator | None = None,
+    build_command: str | None = None,
+) -> BuildResult:
+    """Build a static model from a teacher and a corpus, caching every stage.
+
+    Args:
+        settings: What to build.
+        output: The final model folder (written atomically; holds the training curve and, when ``evaluate`` is
+            given, ``evaluation.json``).
+        work_dir: Where stages are cached; defaults to ``<output>.work``.
+        evaluate: Scores a model (task name -> result); applied after each stage, the last result is saved
+            as the model's ``evaluation.json``.
+        build_command: The command line that ran the build, recorded in the model card.
+
+    Returns:
+        The final model, stage scores and timings.
+
+    Raises:
+        CorpusError: If the corpus is missing or unusable (checked before anything heavy runs).
+    """
+    if settings.corpus is None:
+        raise CorpusError("A corpus is needed: give a text file with one sentence per line.")
+    check_corpus_source(settings.corpus)
+    if settings.dim < 1:
+        raise ValueError(f"dim must be positive, got {settings.dim}.")
+    output = Path(output).resolve()
+    work = Path(work_dir).resolve() if work_dir is not None else default_work_dir(output)
+    work.mkdir(parents=True, exist_ok=True)
+    seconds: dict[str, float] = {}
+    stage_scores: dict[str, dict[str, dict[str, Any]]] = {}
+
+    extraction_settings = settings.extraction_settings()
+    extraction_key = _stage_key(asdict(extraction_settings), os.path.abspath(settings.corpus))
+    started = time.perf_counter()
+    extraction = run_extraction(
+        settings.corpus, extraction_settings, work / f"extraction-{extraction_key}", resume=True
+    )
+    seconds["extraction"] = time.perf_counter() - started
+    if evaluate is not None:
+        stage_scores["extraction"] = evaluate(load_model(extraction.model_path))
+
+    reduction_key = _stage_key(extraction_key, settings.dim, settings.removed_components, settings.pca_level)
+    reduction_path = work / f"pca-{reduction_key}"
+    started = time.perf_counter()
+    if (reduction_path / "modules.json").is_file():
+        reduced = load_model(reduction_path)
+    else:
+        reduced = run_reduction(
+            extraction, reduction_path, settings.dim, settings.removed_components, settings.pca_level
+        )
+    seconds["pca"] = time.perf_counter() - started
+    if evaluate is not None:
+        stage_scores["pca"] = evaluate(reduced)
+
+    training_key = _stage_key(
+        reduction_key,
+        settings.steps,
+        settings.batch_size,
+        settings.learning_rate,
+        settings.temperature,
+        settings.eval_steps,
+        settings.patience,
+        settings.validation_size,
+        settings.matryoshka_dims,
+        settings.seed,
+    )
+    refined_path = work / f"distilled-{training_key}"
+    started = time.perf_counter()
+    if (refined_path / "modules.json").is_file():
+        refined = load_model(refined_path)
+        training = json.loads((refined_path / "training" / "training_history.json").read_text(encoding="utf-8"))
+    else:
+        refined, training = _distil(reduced, extraction, settings, refined_path)
+    seconds["distillation"] = time.perf_counter() - started
+    if evaluate is not None:
+        stage_scores["distillation"] = evaluate(refined)
+
+    _publish(refined_path, output, stage_scores.get("distillation"), build_command)
+    logger.info("Built %s in %.0f s (peak memory %.0f MiB).", output, sum(seconds.values()), peak_memory_mib())
+    return BuildResult(
+        model=load_model(output),
+        output=output,
+        work_dir=work,
+        stage_scores=stage_scores,
+        seconds=seconds,
+        training=training,
+    )
+
+
+def _distil(
+    reduced: SentenceTransformer, extraction: ExtractionStage, settings: BuildSettings, destination: Path
+) -> tuple[SentenceTransformer, dict[str, Any]]:
+    """Step 3 on the extraction's cached teacher targets; saves the refined model with its training record."""
+    from st_static.training import refine_by_distillation
+
+    sentences = extraction.sentences()
+    targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent))
+    try:
+        result = refine_by_distillation(
+            reduced,
+            sentences,
+            targets,
+            max_steps=settings.steps,
+            batch_size=settings.batch_size,
+            learning_rate=settings.learning_rate,
+            temperature=settings.temperature,
+            validation_size=settings.validation_size,
+            eval_steps=settings.eval_steps,
+            patience=settings.patience,
+            matryoshka_dims=settings.matryoshka_dims,
+            seed=settings.seed,
+            output_dir=staging / "record",
+        )
+        save_model(result.model, staging / "model")
+        shutil.move(str(staging / "record"), str(staging / "model" / "training"))
+        replace_folder(staging / "model", destination)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    training = json.loads((destination / "training" / "training_history.json").read_text(encoding="utf-8"))
+    return load_model(destination), training
+
+
+def _publish(source: Path, output: Path, results: dict[str, dict[str, Any]] | None, build_command: str | None) -> None:
+    """Copy the finished model folder to ``output`` atomically, with its evaluation file and a fresh card."""
+    from st_static.evaluation.report import evaluation_document, write_json
+    from st_static.model_card import write_model_card
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
+    try:
+        shutil.copytree(source, staging / "model")
+        if results is not None:
+            write_json(evaluation_document(output.name, results), staging / "model" / "evaluation.json")
+        write_model_card(staging / "model", build_command=build_command)
+        replace_folder(staging / "model", output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def dev_set_evaluator(
+    data_dir: str | os.PathLike[str], tasks: tuple[str, ...] | None = DEV_TASKS, prompt: str | None = None
+) -> Evaluator:
+    """An evaluator over the data files in ``data_dir`` (only ``tasks`` if given; all known files otherwise)."""
+    from st_static.evaluation import evaluate_tasks, find_tasks, model_encoder
+
+    found = find_tasks(data_dir)
+    selected = [task for task in found if tasks is None or task.name in tasks]
+    if not selected:
+        raise FileNotFoundError(f"None of the evaluation files {tasks} is in {data_dir}.")
+
+    def evaluate(model: SentenceTransformer) -> dict[str, dict[str, Any]]:
+        return evaluate_tasks(model_encoder(model, prompt=prompt), selected)
+
+    return evaluate
+
+
+def describe_scores(stage_scores: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """A markdown table of scores (x100) per stage (rows) and task (columns)."""
+    tasks: list[str] = []
+    for results in stage_scores.values():
+        tasks.extend(task for task in results if task not in tasks)
+    lines = ["| stage | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
+    for stage, results in stage_scores.items():
+        cells = [f"{results[task]['score']:.2f}" if task in results else "-" for task in tasks]
+        lines.append(f"| {stage} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

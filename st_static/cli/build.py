@@ -1,0 +1,80 @@
+"""``st-static build``: extraction, PCA/ABTT and refinement in one command, with a short evaluation."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from st_static.cli.app import app, fail
+from st_static.teachers import DEFAULT_TEACHER
+
+
+@app.command()
+def build(
+    out: Annotated[Path, typer.Option("--out", help="Folder of the finished model (written atomically).")],
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Text file, one sentence per line.")] = None,
+    teacher: Annotated[str, typer.Option("--teacher", help="Teacher: folder or Hub repo id.")] = DEFAULT_TEACHER,
+    dim: Annotated[int, typer.Option("--dim", help="Dimension after PCA.")] = 256,
+    vocab_size: Annotated[int, typer.Option("--vocab-size", help="Largest vocabulary.")] = 150_000,
+    min_sentences: Annotated[
+        int, typer.Option("--min-sentences", help="Words in fewer corpus sentences are left out (and reported).")
+    ] = 2,
+    sentences_per_word: Annotated[
+        int, typer.Option("--sentences-per-word", help="Shortest sentences encoded per word (N).")
+    ] = 100,
+    steps: Annotated[
+        int, typer.Option("--steps", help="Most refinement steps (early stopping may end sooner).")
+    ] = 30_000,
+    prompt: Annotated[str, typer.Option("--prompt", help='Teacher prompt, e.g. "query: " for e5 models.')] = "",
+    eval_data: Annotated[
+        Path | None, typer.Option("--eval-data", help="Data folder for the short evaluation of every stage.")
+    ] = None,
+    work_dir: Annotated[
+        Path | None, typer.Option("--work-dir", help="Stage cache (default: OUT.work); a re-run resumes there.")
+    ] = None,
+    parallel: Annotated[
+        list[Path] | None, typer.Option("--parallel", help="Translation pairs (TSV) for a cross-lingual table.")
+    ] = None,
+    languages: Annotated[str, typer.Option("--languages", help="Comma-separated language codes.")] = "en",
+) -> None:
+    """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
+    from st_static.build import BuildSettings, describe_scores, dev_set_evaluator
+    from st_static.build import build as run_build
+    from st_static.data import DataFormatError
+    from st_static.extraction import CorpusError, TeacherError
+
+    if parallel:
+        raise fail("--parallel (cross-lingual tables) is not available yet in this version.")
+    if corpus is None:
+        raise fail("--corpus is required for a monolingual build.")
+    evaluator = None
+    if eval_data is not None:
+        try:
+            evaluator = dev_set_evaluator(eval_data)
+        except (FileNotFoundError, DataFormatError) as error:
+            raise fail(str(error)) from error
+    settings = BuildSettings(
+        teacher=teacher,
+        corpus=str(corpus),
+        dim=dim,
+        vocab_size=vocab_size,
+        min_sentences=min_sentences,
+        sentences_per_word=sentences_per_word,
+        steps=steps,
+        prompt=prompt,
+        language=languages.split(",")[0],
+    )
+    command = "st-static " + shlex.join(sys.argv[1:])
+    try:
+        result = run_build(settings, out, work_dir=work_dir, evaluate=evaluator, build_command=command)
+    except (CorpusError, TeacherError, DataFormatError, ValueError) as error:
+        raise fail(str(error)) from error
+    typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
+    typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))
+    if result.stage_scores:
+        typer.echo(describe_scores(result.stage_scores))
