@@ -9,7 +9,9 @@ table disagrees with ``evaluation.json``. :func:`push_folder` runs the checks, t
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -242,3 +244,30 @@ def _upload_view(folder: Path, repo_id: str) -> Iterator[Path]:
             card.replace(placeholder, f'SentenceTransformer("{repo_id}")'), encoding="utf-8"
         )
         yield Path(view)
+
+
+def place_in_hf_cache(folder: str | os.PathLike[str], repo_id: str, cache_dir: str | os.PathLike[str]) -> Path:
+    """Place a model folder in the Hugging Face hub cache layout, as a download of ``repo_id`` would leave it.
+
+    ``SentenceTransformer(repo_id)`` then loads it with ``HF_HUB_OFFLINE=1`` and ``HF_HUB_CACHE=cache_dir``: the
+    way to install a model on a machine without Hub access, and to test loading by repo id offline.
+
+    Returns:
+        The snapshot folder.
+    """
+    folder, cache_dir = Path(folder), Path(cache_dir)
+    repo_folder = cache_dir / ("models--" + repo_id.replace("/", "--"))
+    commit = hashlib.sha1(repo_id.encode()).hexdigest()
+    snapshot = repo_folder / "snapshots" / commit
+    for file in folder.rglob("*"):
+        if file.is_file():
+            relative = file.relative_to(folder)
+            blob = repo_folder / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(file, blob)
+            link = snapshot / relative
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(Path("../" * (len(relative.parts) + 1)) / "blobs" / blob.name)
+    (repo_folder / "refs").mkdir(parents=True, exist_ok=True)
+    (repo_folder / "refs" / "main").write_text(commit)
+    return snapshot

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -65,25 +63,6 @@ def word_module() -> StaticWordAverage:
 @pytest.fixture
 def word_model(word_module: StaticWordAverage) -> SentenceTransformer:
     return SentenceTransformer(modules=[word_module, Normalize()], device="cpu")
-
-
-def populate_hf_cache(folder: Path, repo_id: str, cache_dir: Path) -> Path:
-    """Place a model folder in the Hugging Face hub cache layout, as a download would have left it."""
-    repo_folder = cache_dir / ("models--" + repo_id.replace("/", "--"))
-    commit = hashlib.sha1(repo_id.encode()).hexdigest()
-    snapshot = repo_folder / "snapshots" / commit
-    for file in folder.rglob("*"):
-        if file.is_file():
-            relative = file.relative_to(folder)
-            blob = repo_folder / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
-            blob.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(file, blob)
-            link = snapshot / relative
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(Path("../" * (len(relative.parts) + 1)) / "blobs" / blob.name)
-    (repo_folder / "refs").mkdir(parents=True, exist_ok=True)
-    (repo_folder / "refs" / "main").write_text(commit)
-    return snapshot
 
 
 # Metadata of a fully described model, as a build records it (keys in DEVELOPING.md).

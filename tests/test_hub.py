@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 from st_static import hub as hub_module
 from st_static.bare_load import BareLoadResult, bare_encode
 from st_static.cli import app
-from st_static.hub import HubUploadError, PushRefusedError, check_folder, push_folder
+from st_static.hub import HubUploadError, PushRefusedError, check_folder, place_in_hf_cache, push_folder
 from st_static.io import load_model, save_model
 from st_static.model_card import EVALUATION_FILE_NAME, card_weights_sha256, file_sha256, write_model_card
 
-from .conftest import REPO_ROOT, populate_hf_cache
+from .conftest import REPO_ROOT
 from .fake_hub import FakeHub
 
 TOKEN = "hf_fake_token_for_tests"
@@ -201,7 +201,7 @@ def test_hub_round_trip_without_network(model_folder, tmp_path):
 
     assert 'SentenceTransformer("org/swe-round-trip")' in (downloaded / "README.md").read_text(encoding="utf-8")
     cache = tmp_path / "hub-cache"
-    populate_hf_cache(downloaded, "org/swe-round-trip", cache)
+    place_in_hf_cache(downloaded, "org/swe-round-trip", cache)
     offline = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "hf-home")}
     loaded = bare_encode("org/swe-round-trip", TEXTS, env=offline)
     assert loaded.first_module == "StaticEmbedding"

@@ -13,9 +13,10 @@ from sentence_transformers.base.modules import Normalize
 import st_static
 from st_static import ModelFolderError, StaticWordAverage
 from st_static.bare_load import bare_encode
+from st_static.hub import place_in_hf_cache
 from st_static.tokenization import build_word_tokenizer, split_words
 
-from .conftest import ADVERSARIAL_TEXTS, WORDS, populate_hf_cache
+from .conftest import ADVERSARIAL_TEXTS, WORDS
 
 
 def word_rows(module: StaticWordAverage, text: str) -> list[str]:
@@ -108,7 +109,7 @@ def test_bare_load_gives_identical_embeddings(word_model, tmp_path):
 def test_loads_by_repo_id_from_offline_cache_without_st_static(word_model, tmp_path):
     word_model.save_pretrained(str(tmp_path / "model"))
     cache = tmp_path / "hub"
-    populate_hf_cache(tmp_path / "model", "org/swe-test", cache)
+    place_in_hf_cache(tmp_path / "model", "org/swe-test", cache)
     texts = ["the cat sat", "Tokeniser!", "", "hello world"]
     env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "home")}
     result = bare_encode("org/swe-test", texts, env=env)

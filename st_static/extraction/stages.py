@@ -72,7 +72,7 @@ class ExtractionSettings:
     word_list: list[str] | None = None
     spaceless: bool = False
     """Build the vocabulary from teacher tokens (Chinese, Japanese) instead of words."""
-    batch_tokens: int = 16384
+    batch_tokens: int = 1024
     seed: int = 0
     corpus: str = ""
 
