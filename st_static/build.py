@@ -22,16 +22,22 @@ from typing import Any
 import numpy as np
 from sentence_transformers import SentenceTransformer
 
-from st_static.extraction.corpus import CorpusError, check_corpus_source
+from st_static.extraction.corpus import CorpusError, check_corpus_source, iter_sentences
+from st_static.extraction.multilingual import (
+    MultilingualCorpus,
+    build_multilingual_vocabulary,
+    read_multilingual_corpus,
+)
 from st_static.extraction.stages import (
     ExtractionSettings,
     ExtractionStage,
+    load_teacher_tokenizer,
     peak_memory_mib,
     run_extraction,
     run_reduction,
 )
 from st_static.io import load_model, replace_folder, save_model
-from st_static.teachers import DEFAULT_TEACHER
+from st_static.teachers import DEFAULT_TEACHER, resolve_teacher
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +53,10 @@ class BuildSettings:
 
     teacher: str = DEFAULT_TEACHER
     corpus: str | None = None
+    parallel: list[str] | None = None
+    """Translation-pair files for a cross-lingual table (file i pairs ``languages[0]`` with ``languages[i+1]``)."""
+    languages: list[str] = field(default_factory=lambda: ["en"])
+    spaceless_vocab_size: int = 30_000
     dim: int = 256
     vocab_size: int = 150_000
     min_sentences: int = 2
@@ -56,7 +66,6 @@ class BuildSettings:
     removed_components: int | None = None
     pca_level: str = "sentence"
     prompt: str = ""
-    language: str = "en"
     lowercase: bool = True
     wordfreq_weight: float = 0.0
     steps: int = 30_000
@@ -73,7 +82,7 @@ class BuildSettings:
         return ExtractionSettings(
             teacher=self.teacher,
             prompt=self.prompt,
-            language=self.language,
+            language=self.languages[0],
             lowercase=self.lowercase,
             vocab_size=self.vocab_size,
             min_sentences=self.min_sentences,
@@ -82,8 +91,14 @@ class BuildSettings:
             pca_sample_size=self.pca_sample_size,
             wordfreq_weight=self.wordfreq_weight,
             seed=self.seed,
-            corpus=Path(self.corpus).name if self.corpus else "",
+            corpus=", ".join(
+                Path(path).name for path in [*([self.corpus] if self.corpus else []), *(self.parallel or [])]
+            ),
         )
+
+    @property
+    def crosslingual(self) -> bool:
+        return bool(self.parallel)
 
 
 @dataclass
@@ -133,9 +148,15 @@ def build(
     Raises:
         CorpusError: If the corpus is missing or unusable (checked before anything heavy runs).
     """
-    if settings.corpus is None:
-        raise CorpusError("A corpus is needed: give a text file with one sentence per line.")
-    check_corpus_source(settings.corpus)
+    if settings.corpus is None and not settings.parallel:
+        raise CorpusError("A corpus is needed: give a text file with one sentence per line (or --parallel files).")
+    for path in [*([settings.corpus] if settings.corpus else []), *(settings.parallel or [])]:
+        check_corpus_source(path)
+    if settings.crosslingual and len(settings.languages) != len(settings.parallel or []) + 1:
+        raise ValueError(
+            f"--languages {','.join(settings.languages)} needs {len(settings.languages) - 1} parallel file(s) pairing "
+            f"{settings.languages[0]} with each other language, got {len(settings.parallel or [])}."
+        )
     if settings.dim < 1:
         raise ValueError(f"dim must be positive, got {settings.dim}.")
     output = Path(output).resolve()
@@ -145,11 +166,13 @@ def build(
     stage_scores: dict[str, dict[str, dict[str, Any]]] = {}
 
     extraction_settings = settings.extraction_settings()
-    extraction_key = _stage_key(asdict(extraction_settings), os.path.abspath(settings.corpus))
+    inputs = [
+        os.path.abspath(path) for path in [*([settings.corpus] if settings.corpus else []), *(settings.parallel or [])]
+    ]
+    extraction_key = _stage_key(asdict(extraction_settings), inputs, settings.languages, settings.spaceless_vocab_size)
     started = time.perf_counter()
-    extraction = run_extraction(
-        settings.corpus, extraction_settings, work / f"extraction-{extraction_key}", resume=True
-    )
+    multilingual = _read_multilingual(settings) if settings.crosslingual else None
+    extraction = _extract(settings, extraction_settings, multilingual, work / f"extraction-{extraction_key}")
     seconds["extraction"] = time.perf_counter() - started
     if evaluate is not None:
         stage_scores["extraction"] = evaluate(load_model(extraction.model_path))
@@ -179,18 +202,20 @@ def build(
         settings.matryoshka_dims,
         settings.seed,
     )
-    refined_path = work / f"distilled-{training_key}"
+    refinement = "contrastive" if multilingual is not None else "distillation"
+    refined_path = work / f"{refinement}-{training_key}"
     started = time.perf_counter()
     if (refined_path / "modules.json").is_file():
         refined = load_model(refined_path)
         training = json.loads((refined_path / "training" / "training_history.json").read_text(encoding="utf-8"))
     else:
-        refined, training = _distil(reduced, extraction, settings, refined_path)
-    seconds["distillation"] = time.perf_counter() - started
+        pairs = multilingual.pairs if multilingual is not None else None
+        refined, training = _refine(reduced, extraction, settings, refined_path, pairs)
+    seconds[refinement] = time.perf_counter() - started
     if evaluate is not None:
-        stage_scores["distillation"] = evaluate(refined)
+        stage_scores[refinement] = evaluate(refined)
 
-    _publish(refined_path, output, stage_scores.get("distillation"), build_command)
+    _publish(refined_path, output, stage_scores.get(refinement), build_command)
     logger.info("Built %s in %.0f s (peak memory %.0f MiB).", output, sum(seconds.values()), peak_memory_mib())
     return BuildResult(
         model=load_model(output),
@@ -202,31 +227,70 @@ def build(
     )
 
 
-def _distil(
-    reduced: SentenceTransformer, extraction: ExtractionStage, settings: BuildSettings, destination: Path
-) -> tuple[SentenceTransformer, dict[str, Any]]:
-    """Step 3 on the extraction's cached teacher targets; saves the refined model with its training record."""
-    from st_static.training import refine_by_distillation
+def _read_multilingual(settings: BuildSettings) -> MultilingualCorpus:
+    monolingual = {settings.languages[0]: list(iter_sentences(settings.corpus))} if settings.corpus else None
+    return read_multilingual_corpus(settings.parallel or [], settings.languages, monolingual)
 
-    sentences = extraction.sentences()
-    targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+
+def _extract(
+    settings: BuildSettings,
+    extraction_settings: ExtractionSettings,
+    multilingual: MultilingualCorpus | None,
+    destination: Path,
+) -> ExtractionStage:
+    """Step 1, for one corpus or for several languages sharing one table."""
+    if multilingual is None:
+        return run_extraction(settings.corpus, extraction_settings, destination, resume=True)
+    if (destination / "stats.json").is_file():
+        return ExtractionStage.open(destination)
+    vocabulary, _ = build_multilingual_vocabulary(
+        multilingual,
+        load_teacher_tokenizer(resolve_teacher(settings.teacher)),
+        vocab_size=settings.vocab_size,
+        spaceless_vocab_size=settings.spaceless_vocab_size,
+        min_sentences=settings.min_sentences,
+    )
+    return run_extraction(
+        multilingual.all_sentences(),
+        extraction_settings,
+        destination,
+        resume=True,
+        vocabulary=vocabulary,
+        pca_sentences=multilingual.sample_per_language(settings.pca_sample_size, settings.seed),
+        languages=settings.languages,
+    )
+
+
+def _refine(
+    reduced: SentenceTransformer,
+    extraction: ExtractionStage,
+    settings: BuildSettings,
+    destination: Path,
+    pairs: dict[tuple[str, str], list[tuple[str, str]]] | None,
+) -> tuple[SentenceTransformer, dict[str, Any]]:
+    """Step 3: similarity distillation on the cached teacher targets, or contrastive training on translation
+    pairs; saves the refined model with its training record."""
+    from st_static.training import refine_by_distillation, refine_by_translation
+
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent))
     try:
-        result = refine_by_distillation(
-            reduced,
-            sentences,
-            targets,
-            max_steps=settings.steps,
-            batch_size=settings.batch_size,
-            learning_rate=settings.learning_rate,
-            temperature=settings.temperature,
-            validation_size=settings.validation_size,
-            eval_steps=settings.eval_steps,
-            patience=settings.patience,
-            matryoshka_dims=settings.matryoshka_dims,
-            seed=settings.seed,
-            output_dir=staging / "record",
-        )
+        common = {
+            "max_steps": settings.steps,
+            "batch_size": settings.batch_size,
+            "learning_rate": settings.learning_rate,
+            "temperature": settings.temperature,
+            "validation_size": settings.validation_size,
+            "eval_steps": settings.eval_steps,
+            "patience": settings.patience,
+            "matryoshka_dims": settings.matryoshka_dims,
+            "seed": settings.seed,
+            "output_dir": staging / "record",
+        }
+        if pairs is not None:
+            result = refine_by_translation(reduced, pairs, **common)
+        else:
+            targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+            result = refine_by_distillation(reduced, extraction.sentences(), targets, **common)
         save_model(result.model, staging / "model")
         shutil.move(str(staging / "record"), str(staging / "model" / "training"))
         replace_folder(staging / "model", destination)

@@ -40,34 +40,36 @@ def build(
     parallel: Annotated[
         list[Path] | None, typer.Option("--parallel", help="Translation pairs (TSV) for a cross-lingual table.")
     ] = None,
-    languages: Annotated[str, typer.Option("--languages", help="Comma-separated language codes.")] = "en",
+    languages: Annotated[
+        str, typer.Option("--languages", help="Comma-separated languages; the first is paired with the others.")
+    ] = "en",
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
-    from st_static.build import BuildSettings, describe_scores, dev_set_evaluator
+    from st_static.build import DEV_TASKS, BuildSettings, describe_scores, dev_set_evaluator
     from st_static.build import build as run_build
     from st_static.data import DataFormatError
     from st_static.extraction import CorpusError, TeacherError
 
-    if parallel:
-        raise fail("--parallel (cross-lingual tables) is not available yet in this version.")
-    if corpus is None:
-        raise fail("--corpus is required for a monolingual build.")
+    if corpus is None and not parallel:
+        raise fail("give --corpus (a monolingual table) and/or --parallel files (a cross-lingual table).")
+    language_list = [language.strip() for language in languages.split(",") if language.strip()]
     evaluator = None
     if eval_data is not None:
         try:
-            evaluator = dev_set_evaluator(eval_data)
+            evaluator = dev_set_evaluator(eval_data, tasks=DEV_TASKS if not parallel else None)
         except (FileNotFoundError, DataFormatError) as error:
             raise fail(str(error)) from error
     settings = BuildSettings(
         teacher=teacher,
-        corpus=str(corpus),
+        corpus=str(corpus) if corpus is not None else None,
+        parallel=[str(path) for path in parallel or []] or None,
+        languages=language_list,
         dim=dim,
         vocab_size=vocab_size,
         min_sentences=min_sentences,
         sentences_per_word=sentences_per_word,
         steps=steps,
         prompt=prompt,
-        language=languages.split(",")[0],
     )
     command = "st-static " + shlex.join(sys.argv[1:])
     try:

@@ -160,6 +160,8 @@ def run_extraction(
     output: str | os.PathLike[str],
     resume: bool = False,
     vocabulary: Vocabulary | None = None,
+    pca_sentences: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
 ) -> ExtractionStage:
     """Step 1: choose the vocabulary, select sentences, run the teacher and average its token vectors.
 
@@ -169,6 +171,9 @@ def run_extraction(
         output: The extraction folder to write (see the module docstring).
         resume: Reuse a finished ``output`` folder, or continue the teacher pass from ``output.partial``.
         vocabulary: A ready vocabulary (skips counting the corpus), e.g. the union of several languages.
+        pca_sentences: The sentences to fit the PCA on (default: a uniform sample of the corpus), e.g. an
+            equal number per language for a cross-lingual table.
+        languages: The table's languages, for the metadata (default: ``settings.language``).
 
     Returns:
         The finished stage.
@@ -200,7 +205,7 @@ def run_extraction(
         word_tokenizer,
         sentences_per_word=settings.sentences_per_word,
         max_words=settings.max_words,
-        pca_sample_size=settings.pca_sample_size,
+        pca_sample_size=0 if pca_sentences is not None else settings.pca_sample_size,
         seed=settings.seed,
     )
     if selection.corpus_size < MIN_CORPUS_SENTENCES:
@@ -256,7 +261,7 @@ def run_extraction(
         "teacher": teacher_repo_id(settings.teacher) or settings.teacher,
         "teacher_dim": int(result.word_vectors.shape[1]),
         "prompt": settings.prompt,
-        "languages": [settings.language],
+        "languages": list(languages or [settings.language]),
         "corpus": settings.corpus or (str(corpus) if isinstance(corpus, str | os.PathLike) else "iterable"),
         "vocab_size": len(kept_words),
         "stages": ["extraction"],
@@ -272,7 +277,7 @@ def run_extraction(
         (staging / "targets").mkdir()
         _write_lines(staging / "targets" / "sentences.txt", selection.sentences)
         np.save(staging / "targets" / "teacher_embeddings.npy", result.sentence_embeddings)
-        _write_lines(staging / "pca_sentences.txt", selection.pca_sentences)
+        _write_lines(staging / "pca_sentences.txt", pca_sentences or selection.pca_sentences)
         (staging / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
         output.parent.mkdir(parents=True, exist_ok=True)
         replace_folder(staging, output)

@@ -1,0 +1,131 @@
+"""The one-command build: stages, caching, cross-lingual path, CLI errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+from typer.testing import CliRunner
+
+import st_static.extraction.stages as stages_module
+from st_static.build import BuildSettings, build, describe_scores
+from st_static.cli import app
+from st_static.extraction import CorpusError
+
+from .teachers import TINY_CORPUS, make_tiny_teacher
+
+GERMAN = [
+    "die katze sitzt auf der matte",
+    "ein hund sitzt auf dem holz",
+    "die katze jagt den hund",
+    "die matte war rot",
+    "hunde und katzen sind freunde",
+    "eine rote katze",
+    "das holz war alt und der hund war jung",
+    "katzen sitzen",
+    "teile der alten matte",
+    "die freunde sitzen auf einem holz",
+    "unglaubliche zerlegung",
+    "die katze sitzt",
+]
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory) -> Path:
+    return make_tiny_teacher(tmp_path_factory.mktemp("teacher"))
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(TINY_CORPUS * 3) + "\n", encoding="utf-8")
+    return path
+
+
+def tiny_settings(teacher: Path, **overrides) -> BuildSettings:
+    values = {
+        "teacher": str(teacher),
+        "dim": 8,
+        "min_sentences": 1,
+        "steps": 12,
+        "batch_size": 4,
+        "validation_size": 8,
+        "eval_steps": 4,
+        "pca_sample_size": 100,
+    }
+    return BuildSettings(**{**values, **overrides})
+
+
+def fake_evaluator(model: SentenceTransformer) -> dict[str, dict[str, float]]:
+    embeddings = model.encode(["the cat sat", "a dog sat"])
+    return {"toy-sts": {"metric": "cosine", "score": float(100 * embeddings[0] @ embeddings[1])}}
+
+
+def test_build_runs_every_stage_and_publishes_a_bare_loadable_model(teacher, corpus, tmp_path):
+    settings = tiny_settings(teacher, corpus=str(corpus))
+    result = build(settings, tmp_path / "model", evaluate=fake_evaluator, build_command="st-static build ...")
+    assert set(result.stage_scores) == {"extraction", "pca", "distillation"}
+    model = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    assert model.encode("the cat").shape == (8,)
+    config = json.loads((tmp_path / "model" / "st_static_config.json").read_text())
+    assert config["metadata"]["stages"] == ["extraction", "pca", "distillation"]
+    evaluation = json.loads((tmp_path / "model" / "evaluation.json").read_text())
+    assert evaluation["results"]["toy-sts"]["score"] == pytest.approx(
+        result.stage_scores["distillation"]["toy-sts"]["score"]
+    )
+    assert (tmp_path / "model" / "training" / "training_curve.png").is_file()
+    assert "st-static build ..." in (tmp_path / "model" / "README.md").read_text()
+    assert "| distillation |" in describe_scores(result.stage_scores)
+
+
+def test_a_rerun_reuses_finished_stages(teacher, corpus, tmp_path, monkeypatch):
+    settings = tiny_settings(teacher, corpus=str(corpus))
+    first = build(settings, tmp_path / "model")
+    monkeypatch.setattr(stages_module, "extract_word_vectors", lambda *a, **k: pytest.fail("teacher ran again"))
+    again = build(settings, tmp_path / "model")
+    texts = ["the cat sat on the mat", "dogs"]
+    np.testing.assert_allclose(again.model.encode(texts), first.model.encode(texts), atol=1e-6)
+    # A changed refinement setting redoes only the refinement.
+    changed = build(tiny_settings(teacher, corpus=str(corpus), steps=8), tmp_path / "model")
+    assert changed.training["steps"] == 8
+
+
+def test_crosslingual_build_shares_one_table(teacher, tmp_path):
+    parallel = tmp_path / "en-de.tsv"
+    rows = [f"{english}\t{german}" for english, german in zip(TINY_CORPUS, GERMAN, strict=True)]
+    parallel.write_text("en\tother\n" + "\n".join(rows * 2) + "\n", encoding="utf-8")
+    settings = tiny_settings(teacher, parallel=[str(parallel)], languages=["en", "de"])
+    result = build(settings, tmp_path / "model")
+    module = result.model[0]
+    assert module.metadata["languages"] == ["en", "de"]
+    assert module.metadata["stages"] == ["extraction", "pca", "contrastive"]
+    assert {"katze", "cat", "die", "the"} <= set(module.vocabulary)
+    assert not module.lowercase  # German keeps its case; English words are lowercase with case variants
+    assert (
+        module.token_ids(["The"])[0].tolist()
+        == module.token_ids(["the"])[0].tolist()
+        == [module.vocabulary.index("the")]
+    )
+
+
+def test_build_refuses_bad_inputs_before_heavy_work(tmp_path):
+    with pytest.raises(CorpusError, match="does not exist"):
+        build(BuildSettings(teacher="never-loaded", corpus=str(tmp_path / "absent.txt")), tmp_path / "out")
+    with pytest.raises(CorpusError, match="corpus is needed"):
+        build(BuildSettings(teacher="never-loaded"), tmp_path / "out")
+    (tmp_path / "pairs.tsv").write_text("en\tother\na\tb\n")
+    with pytest.raises(ValueError, match="needs 2 parallel file"):
+        build(BuildSettings(parallel=[str(tmp_path / "pairs.tsv")], languages=["en", "de", "ja"]), tmp_path / "o")
+
+
+def test_cli_build_reports_errors_without_a_traceback(tmp_path):
+    result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m"), "--corpus", str(tmp_path / "none.txt")])
+    assert result.exit_code == 1
+    assert "does not exist" in result.output
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m")])
+    assert result.exit_code == 1
+    assert "--corpus" in result.output
