@@ -9,25 +9,12 @@ from typing import Any
 
 from huggingface_hub.repocard import metadata_load
 
+from st_static.citation import WADA_2025_BIBTEX
 from st_static.teachers import teacher_repo_id
 
 CARD_FILE_NAME = "README.md"
 
-WADA_2025_CITATION = """
-@inproceedings{wada-etal-2025-static,
-    title = "Static Word Embeddings for Sentence Semantic Representation",
-    author = "Wada, Takashi and Hirakawa, Yuki and Shimizu, Ryotaro and Kawashima, Takahiro and Saito, Yuki",
-    booktitle = "Proceedings of the 2025 Conference on Empirical Methods in Natural Language Processing",
-    month = nov,
-    year = "2025",
-    address = "Suzhou, China",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2025.emnlp-main.316/",
-    doi = "10.18653/v1/2025.emnlp-main.316",
-    eprint = "2506.04624",
-    archivePrefix = "arXiv",
-}
-"""
+WADA_2025_CITATION = WADA_2025_BIBTEX
 SENTENCE_TRANSFORMERS_CITATION = """
 @inproceedings{reimers-2019-sentence-bert,
     title = "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",

@@ -1,4 +1,4 @@
-"""The BibTeX entry of the paper whose refinement losses this package implements."""
+"""The BibTeX entry of the paper whose method this package implements (used by the losses and the model cards)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ WADA_2025_BIBTEX = """
     address = "Suzhou, China",
     publisher = "Association for Computational Linguistics",
     url = "https://aclanthology.org/2025.emnlp-main.316/",
-    pages = "6206--6222",
+    doi = "10.18653/v1/2025.emnlp-main.316",
+    eprint = "2506.04624",
+    archivePrefix = "arXiv",
 }
 """
