@@ -1,0 +1,183 @@
+"""Cross-lingual tables after each stage, next to the teacher and a multilingual static peer.
+
+For the stage folders of a cross-lingual ``st-static build`` (its work directory): extraction only, sentence-level
+PCA *without* ABTT (fitted here on the extraction's PCA sample), PCA with ABTT, and contrastive refinement. Columns:
+Tatoeba accuracy in both directions for each language, cross-lingual STS (Spearman x100), English STS-B test, and
+the language-identity silhouette of Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the
+paper's Figure 1 (English and another language's word vectors on two principal components, before/after ABTT).
+
+    python benchmarks/crosslingual.py WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare import ensure_venv
+
+from st_static.evaluation import evaluate_sts, evaluate_translation_retrieval, lookup_encoder, model_encoder
+from st_static.extraction.stages import ExtractionStage, fit_reduction
+from st_static.io import load_model
+from st_static.static_word_average import StaticWordAverage
+
+REPO = Path(__file__).resolve().parents[1]
+TATOEBA_CODES = {"de": "deu", "ja": "jpn", "zh": "cmn"}
+PEER_SCRIPT = """
+import json, sys, numpy as np
+from static_model import get_embeddings
+texts = json.load(open(sys.argv[1], encoding="utf-8"))
+np.save(sys.argv[2], np.asarray(get_embeddings(texts), dtype=np.float32))
+"""
+
+
+def find_stage(work_dir: Path, prefix: str) -> Path:
+    matches = sorted(work_dir.glob(f"{prefix}-*"), key=lambda path: path.stat().st_mtime)
+    matches = [path for path in matches if not path.name.endswith(".partial")]
+    if not matches:
+        raise SystemExit(f"error: no {prefix}-* stage in {work_dir}")
+    return matches[-1]
+
+
+def tasks_for(data: Path, languages: list[str]) -> dict[str, tuple[str, Path]]:
+    tasks: dict[str, tuple[str, Path]] = {"stsb-en-test": ("sts", data / "sts" / "stsb-en-test.tsv")}
+    for language in languages[1:]:
+        tasks[f"tatoeba-{language}"] = ("translation", data / "tatoeba" / f"{TATOEBA_CODES[language]}-eng.tsv")
+        tasks[f"sts-en-{language}"] = ("sts", data / "sts" / f"stsb-en-{language}-test.tsv")
+    return tasks
+
+
+def evaluate(encoder: Any, tasks: dict[str, tuple[str, Path]]) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for name, (kind, path) in tasks.items():
+        if kind == "sts":
+            scores[name] = evaluate_sts(encoder, path)["score"]
+        else:
+            result = evaluate_translation_retrieval(encoder, path)
+            scores[f"{name} x->en"] = 100 * result["accuracy_2_to_1"]
+            scores[f"{name} en->x"] = 100 * result["accuracy_1_to_2"]
+            scores[f"{name} silhouette"] = result["language_silhouette"]
+    return scores
+
+
+def peer_encoder(cache: Path, texts: list[str]) -> Any:
+    python = ensure_venv(cache, "tokenlearn")
+    with tempfile.TemporaryDirectory() as scratch:
+        texts_file, output = Path(scratch) / "texts.json", Path(scratch) / "embeddings.npy"
+        texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
+        subprocess.run([str(python), "-c", PEER_SCRIPT, str(texts_file), str(output)], check=True)
+        embeddings = np.load(output)
+    return lookup_encoder(dict(zip(texts, embeddings, strict=True)))
+
+
+def all_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
+    from st_static.data import read_scored_pairs, read_translation_pairs
+
+    texts: dict[str, None] = {}
+    for kind, path in tasks.values():
+        if kind == "sts":
+            pairs = read_scored_pairs(path)
+            texts.update(dict.fromkeys(pairs.sentences1 + pairs.sentences2))
+        else:
+            for first, second in read_translation_pairs(path):
+                texts.update(dict.fromkeys((first, second)))
+    return list(texts)
+
+
+def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: str, path: Path) -> dict[str, float]:
+    """English and ``other`` word vectors on their first two principal components, before and after ABTT."""
+    from st_static.evaluation.analysis import plot_language_separation
+    from st_static.tokenization import is_spaceless_token
+
+    raw = load_model(extraction.model_path)[0]
+    words = raw.vocabulary
+    english = [i for i, word in enumerate(words) if word.isascii() and word.isalpha() and word == word.lower()][:1000]
+    if other in ("ja", "zh"):
+        foreign = [i for i, word in enumerate(words) if is_spaceless_token(word)][:1000]
+    else:
+        foreign = [i for i, word in enumerate(words) if not word.isascii() and word.isalpha()][:1000]
+    before = raw.word_vectors.detach().numpy()
+    after = reduced.word_vectors.detach().numpy()
+    figure = plot_language_separation(
+        before[english],
+        before[foreign],
+        labels=("en", other),
+        after=(after[english], after[foreign]),
+        removed_components=reduced.metadata.get("pca", {}).get("removed_components"),
+    )
+    figure.savefig(path, dpi=120)
+    from st_static.evaluation.diagnostics import language_silhouette
+
+    return {
+        "words": float(len(english) + len(foreign)),
+        "silhouette_before": language_silhouette(before[english], before[foreign]),
+        "silhouette_after": language_silhouette(after[english], after[foreign]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("work_dir", type=Path)
+    parser.add_argument("--languages", default=None, help="default: from the model's metadata")
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--teacher", default=None, help="teacher folder to add as a row")
+    parser.add_argument("--prompt", default="query: ", help="the teacher's prompt")
+    parser.add_argument("--english-model", default=None, help="an English-only model to compare STS-B with")
+    parser.add_argument("--peer", action="store_true", help="add tokenlearn-static-model (own venv)")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "st-static")
+    parser.add_argument("--figure", type=Path, default=None, help="write Figure 1 (PNG) here")
+    parser.add_argument("--output", type=Path, default=None, help="also write the markdown table here")
+    args = parser.parse_args()
+
+    extraction = ExtractionStage.open(find_stage(args.work_dir, "extraction"))
+    raw_model = load_model(extraction.model_path)
+    languages = args.languages.split(",") if args.languages else raw_model[0].metadata["languages"]
+    tasks = tasks_for(args.data, languages)
+    rows: dict[str, dict[str, float]] = {}
+    if args.teacher:
+        teacher = SentenceTransformer(args.teacher, device="cpu")
+        rows["teacher"] = evaluate(model_encoder(teacher, prompt=args.prompt), tasks)
+    if args.peer:
+        rows["tokenlearn-static-model"] = evaluate(peer_encoder(args.cache, all_texts(tasks)), tasks)
+    if args.english_model:
+        rows["English-only model"] = evaluate(model_encoder(load_model(args.english_model)), tasks)
+    rows["extraction"] = evaluate(model_encoder(raw_model), tasks)
+    raw = raw_model[0]
+    pca_dim = load_model(find_stage(args.work_dir, "pca"))[0].embedding_dim
+    no_abtt = fit_reduction(raw, extraction.pca_sentences(), dim=pca_dim, removed_components=0)
+    no_abtt_module = StaticWordAverage(raw.tokenizer, no_abtt.apply(raw.word_vectors.detach().numpy()))
+    rows["PCA, no ABTT"] = evaluate(model_encoder(SentenceTransformer(modules=[no_abtt_module, Normalize()])), tasks)
+    reduced = load_model(find_stage(args.work_dir, "pca"))
+    rows["PCA + ABTT"] = evaluate(model_encoder(reduced), tasks)
+    rows["+ contrastive"] = evaluate(model_encoder(load_model(find_stage(args.work_dir, "contrastive"))), tasks)
+
+    columns = list(next(iter(rows.values())))
+    lines = [f"Cross-lingual table {'-'.join(languages)} ({args.work_dir})", ""]
+    lines.append("| stage | " + " | ".join(columns) + " |")
+    lines.append("|---" * (len(columns) + 1) + "|")
+    for name, scores in rows.items():
+        cells = [f"{scores[column]:.3f}" if "silhouette" in column else f"{scores[column]:.1f}" for column in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if args.figure is not None:
+        separation = figure_one(extraction, reduced[0], languages[-1], args.figure)
+        lines.append("")
+        lines.append(f"Figure 1 ({args.figure}): {json.dumps({k: round(v, 3) for k, v in separation.items()})}")
+    text = "\n".join(lines)
+    print(text)
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
