@@ -40,6 +40,13 @@ def build(
     parallel: Annotated[
         list[Path] | None, typer.Option("--parallel", help="Translation pairs (TSV) for a cross-lingual table.")
     ] = None,
+    matryoshka_dims: Annotated[
+        str | None,
+        typer.Option(
+            "--matryoshka-dims",
+            help="Train with MatryoshkaLoss over these dimensions (e.g. 32,64,128,256) so truncated vectors stay good.",
+        ),
+    ] = None,
     languages: Annotated[
         str, typer.Option("--languages", help="Comma-separated languages; the first is paired with the others.")
     ] = "en",
@@ -70,6 +77,7 @@ def build(
         sentences_per_word=sentences_per_word,
         steps=steps,
         prompt=prompt,
+        matryoshka_dims=[int(value) for value in matryoshka_dims.split(",")] if matryoshka_dims else None,
     )
     command = "st-static " + shlex.join(sys.argv[1:])
     try:
