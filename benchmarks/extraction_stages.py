@@ -45,6 +45,12 @@ def main() -> None:
         return {name: results[name]["score"] for name in TASKS if name in results}
 
     rows = {f"extraction only ({teacher_dim}-d)": score(raw)}
+    # All components kept, none removed: a rotation of the centred table, i.e. the effect of centring alone.
+    centred = fit_reduction(module, pca_sentences, dim=teacher_dim, removed_components=0)
+    centred_module = StaticWordAverage(module.tokenizer, centred.apply(vectors))
+    rows[f"centring only (PCA keeping all {teacher_dim} dims)"] = score(
+        SentenceTransformer(modules=[centred_module, Normalize()], device="cpu")
+    )
     for dim in dict.fromkeys([arguments.dim, teacher_dim - top]):
         for label, level, removed in (
             ("sentence-level PCA, no ABTT", "sentence", 0),

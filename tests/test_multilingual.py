@@ -1,0 +1,61 @@
+"""Cross-lingual vocabulary: words per language, teacher tokens for Japanese, shared entries, sentence samples."""
+
+from __future__ import annotations
+
+import pytest
+from tokenizers import Tokenizer, models, pre_tokenizers
+
+from st_static.extraction.multilingual import build_multilingual_vocabulary, read_multilingual_corpus
+from st_static.tokenization import build_word_tokenizer
+
+
+def japanese_teacher_tokenizer() -> Tokenizer:
+    pieces = [("<unk>", -20.0), ("\u2581", -3.0), ("東京", -2.0), ("に", -2.0), ("行", -3.0), ("きます", -2.0)]
+    pieces += [("大阪", -2.0), ("へ", -2.0), ("the", -2.0), ("\u2581the", -2.0)]
+    tokenizer = Tokenizer(models.Unigram(pieces, unk_id=0, byte_fallback=False))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    return tokenizer
+
+
+@pytest.fixture
+def parallel_files(tmp_path):
+    de = tmp_path / "en-de.tsv"
+    de.write_text("en\tother\nThe cat sleeps\tDie Katze schläft\nthe cat eats\tdie Katze isst\nDie young\tDie jung\n")
+    ja = tmp_path / "en-ja.tsv"
+    ja.write_text("en\tother\nI go to Tokyo\t東京に行きます\nI go to Osaka\t大阪に行きます\n")
+    return [str(de), str(ja)]
+
+
+def test_corpus_holds_sentences_per_language_and_pairs(parallel_files):
+    corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"], monolingual={"en": ["the end"]})
+    assert corpus.pairs[("en", "de")][0] == ("The cat sleeps", "Die Katze schläft")
+    assert corpus.sentences["ja"] == ["東京に行きます", "大阪に行きます"]
+    assert "the end" in corpus.sentences["en"]
+    assert len(corpus.sample_per_language(1)) == 3  # one sentence of every language
+
+
+def test_the_number_of_files_must_match_the_languages(parallel_files):
+    with pytest.raises(ValueError, match="need 2 parallel file"):
+        read_multilingual_corpus(parallel_files[:1], ["en", "de", "ja"])
+
+
+def test_vocabulary_per_language_with_shared_entries(parallel_files):
+    corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
+    vocabulary, languages = build_multilingual_vocabulary(corpus, japanese_teacher_tokenizer(), min_sentences=2)
+    words = set(vocabulary.words)
+    assert {"the", "cat", "go", "to"} <= words  # English lowercased
+    assert {"Katze", "Die"} <= words and "katze" not in words  # German keeps its case
+    assert {"に", "行", "きます"} <= words  # Japanese: teacher tokens in two sentences
+    assert "東京" not in words  # in one Japanese sentence only: too rare, reported
+    assert vocabulary.too_rare["東京"] == 1
+    assert not vocabulary.lowercase
+    assert languages["Die"] == ["de"]
+    assert "i" in words and languages["i"] == ["en"]
+
+
+def test_one_table_reads_every_language(parallel_files):
+    corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
+    vocabulary, _ = build_multilingual_vocabulary(corpus, japanese_teacher_tokenizer(), min_sentences=1)
+    tokenizer = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
+    tokens = tokenizer.encode("The Katze 東京に行きます", add_special_tokens=False).tokens
+    assert tokens == ["The", "Katze", "東京", "##に", "##行", "##きます"]
