@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
 from sentence_transformers import SentenceTransformer
 
 from st_static.compression import (
@@ -34,6 +33,7 @@ from st_static.compression import (
     truncate_dimensions,
 )
 from st_static.data import ScoredPairs, read_scored_pairs
+from st_static.evaluation.sts import spearman_cosine
 from st_static.io import load_model, save_model
 from st_static.tokenization import token_targets
 
@@ -66,7 +66,7 @@ class Row:
 
 
 class StsScorer:
-    """Spearman x100 of cosine similarities on the STS tasks (a minimal stand-in for st_static.evaluation)."""
+    """Spearman x100 of cosine similarities on the STS tasks, keeping the vectors to measure their drift."""
 
     def __init__(self, data: Path) -> None:
         self.tasks: dict[str, ScoredPairs] = {name: read_scored_pairs(data / file) for name, file in TASKS.items()}
@@ -86,7 +86,7 @@ class StsScorer:
             unit = self.embed(model, pairs, truncate_dim)
             half = len(pairs.sentences1)
             cosines = (unit[:half] * unit[half:]).sum(axis=1)
-            scores[name] = 100 * float(spearmanr(cosines, pairs.scores).statistic)
+            scores[name] = spearman_cosine(unit[:half], unit[half:], np.asarray(pairs.scores))
             if name == "STS-B test":
                 reference = self.reference.get(name)
                 if reference is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -180,6 +181,12 @@ result = extract_word_vectors(teacher, TINY_CORPUS, build_word_tokenizer(words),
 if dist.get_rank() == 0:
     np.savez(sys.argv[2], vectors=result.word_vectors, counts=result.occurrences, targets=result.sentence_embeddings)
 """
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def test_two_processes_give_the_same_table_as_one(tiny_teacher, tmp_path):
