@@ -210,7 +210,7 @@ def build(
         training = json.loads((refined_path / "training" / "training_history.json").read_text(encoding="utf-8"))
     else:
         pairs = multilingual.pairs if multilingual is not None else None
-        refined, training = _refine(reduced, extraction, settings, refined_path, pairs)
+        refined, training = _refine(reduced, extraction, settings, refined_path, pairs, build_command)
     seconds[refinement] = time.perf_counter() - started
     if evaluate is not None:
         stage_scores[refinement] = evaluate(refined)
@@ -267,6 +267,7 @@ def _refine(
     settings: BuildSettings,
     destination: Path,
     pairs: dict[tuple[str, str], list[tuple[str, str]]] | None,
+    build_command: str | None = None,
 ) -> tuple[SentenceTransformer, dict[str, Any]]:
     """Step 3: similarity distillation on the cached teacher targets, or contrastive training on translation
     pairs; saves the refined model with its training record."""
@@ -291,6 +292,8 @@ def _refine(
         else:
             targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
             result = refine_by_distillation(reduced, extraction.sentences(), targets, **common)
+        if build_command:
+            result.model[0].metadata["build_command"] = build_command
         save_model(result.model, staging / "model")
         shutil.move(str(staging / "record"), str(staging / "model" / "training"))
         replace_folder(staging / "model", destination)
