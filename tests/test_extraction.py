@@ -290,3 +290,19 @@ def test_a_static_model_cannot_be_a_teacher(word_model, tmp_path):
     word_model.save_pretrained(str(tmp_path / "static"))
     with pytest.raises(TeacherError, match="token embeddings"):
         extract_word_vectors(SentenceTransformer(str(tmp_path / "static")), ["the cat"], build_word_tokenizer(["cat"]))
+
+
+def test_cli_extract_writes_raw_and_reduced_models(tiny_teacher, corpus_file, tmp_path):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+
+    arguments = ["extract", "--teacher", str(tiny_teacher), "--corpus", str(corpus_file), "--out", str(tmp_path / "x")]
+    result = CliRunner().invoke(app, [*arguments, "--dim", "8", "--min-sentences", "1"])
+    assert result.exit_code == 0, result.output
+    assert SentenceTransformer(str(tmp_path / "x" / "reduced"), device="cpu").encode("the cat").shape == (8,)
+    assert SentenceTransformer(str(tmp_path / "x" / "model"), device="cpu").encode("the cat").shape == (32,)
+    assert (tmp_path / "x" / "targets" / "teacher_embeddings.npy").is_file()
+    missing = CliRunner().invoke(app, ["extract", "--corpus", str(tmp_path / "none.txt"), "--out", str(tmp_path / "y")])
+    assert missing.exit_code == 1
+    assert "does not exist" in missing.output

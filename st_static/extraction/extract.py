@@ -134,7 +134,7 @@ def _fingerprint(teacher_name: str, prompt: str, word_tokenizer: Tokenizer, sent
     return digest.hexdigest()
 
 
-def _distributed() -> tuple[int, int]:
+def process_rank() -> tuple[int, int]:
     """``(rank, world_size)``, initialising a gloo/nccl process group when launched by torchrun."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return 0, 1
@@ -238,7 +238,7 @@ def extract_word_vectors(
     if not sentences:
         raise ValueError("No sentences to encode: the corpus holds no sentence with a vocabulary word.")
     transformer = check_teacher(teacher)
-    rank, world_size = _distributed()
+    rank, world_size = process_rank()
     aligner = TokenAligner(transformer.tokenizer, word_tokenizer, teacher.max_seq_length or 512)
     num_words = aligner.finder.num_words
     dim = teacher.get_embedding_dimension() or transformer.get_embedding_dimension()

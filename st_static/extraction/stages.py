@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 
 from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus_source, iter_sentences
-from st_static.extraction.extract import TeacherError, check_teacher, extract_word_vectors
+from st_static.extraction.extract import TeacherError, check_teacher, extract_word_vectors, process_rank
 from st_static.extraction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.extraction.selection import select_sentences
 from st_static.extraction.vocabulary import (
@@ -220,8 +221,11 @@ def run_extraction(
     timings["load_teacher"] = time.perf_counter() - stage_started
 
     partial = output.with_name(output.name + ".partial")
-    if partial.exists() and not resume:
+    rank, world_size = process_rank()
+    if partial.exists() and not resume and rank == 0:
         shutil.rmtree(partial)
+    if world_size > 1:
+        torch.distributed.barrier()
     stage_started = time.perf_counter()
     result = extract_word_vectors(
         teacher,
@@ -269,9 +273,11 @@ def run_extraction(
     module = StaticWordAverage(word_tokenizer, result.word_vectors[seen], metadata=metadata)
     model = SentenceTransformer(modules=[module, Normalize()], device="cpu")
 
-    staging = Path(
-        tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent if output.parent.exists() else None)
-    )
+    if rank != 0:  # under torchrun, the first process writes the folder; the others wait for it
+        torch.distributed.barrier()
+        return ExtractionStage.open(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
     try:
         save_model(model, staging / "model")
         (staging / "targets").mkdir()
@@ -284,6 +290,8 @@ def run_extraction(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(partial, ignore_errors=True)
+    if world_size > 1:
+        torch.distributed.barrier()
     return ExtractionStage(folder=output, stats=stats)
 
 
