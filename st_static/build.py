@@ -76,6 +76,7 @@ class BuildSettings:
     patience: int = 5
     validation_size: int = 4096
     matryoshka_dims: list[int] | None = None
+    center_teacher: bool = True
     seed: int = 0
 
     def extraction_settings(self) -> ExtractionSettings:
@@ -201,6 +202,7 @@ def build(
         settings.validation_size,
         settings.matryoshka_dims,
         settings.seed,
+        settings.center_teacher,
     )
     refinement = "contrastive" if multilingual is not None else "distillation"
     refined_path = work / f"{refinement}-{training_key}"
@@ -291,7 +293,9 @@ def _refine(
             result = refine_by_translation(reduced, pairs, **common)
         else:
             targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
-            result = refine_by_distillation(reduced, extraction.sentences(), targets, **common)
+            result = refine_by_distillation(
+                reduced, extraction.sentences(), targets, center_teacher=settings.center_teacher, **common
+            )
         if build_command:
             result.model[0].metadata["build_command"] = build_command
         save_model(result.model, staging / "model")

@@ -231,8 +231,15 @@ def refine_by_distillation(
     matryoshka_dims: Sequence[int] | None = None,
     seed: int = 42,
     num_threads: int | None = 1,
+    center_teacher: bool = True,
 ) -> TrainingResult:
     """Refine a static model by similarity distillation from precomputed teacher sentence embeddings.
+
+    The teacher's embeddings are centred (their mean over ``teacher_embeddings`` subtracted) before their cosine
+    similarities are taken: many teachers are strongly anisotropic (multilingual-e5-small: in-batch cosines
+    0.78 +- 0.03), which at the paper's temperature makes every teacher distribution nearly flat, and matching
+    flat distributions squeezes the student's similarities together (STS-B test 67 -> 36 for e5 here; with
+    centring 67 -> 73). For a near-isotropic teacher the centring changes little.
 
     The sentences are shuffled; ``validation_size`` of them (rounded down to whole batches) are held out for the
     validation loss, evaluated before training and every ``eval_steps`` steps. The model ends up holding the
@@ -256,6 +263,7 @@ def refine_by_distillation(
         seed: Seed of the validation split, the batch order and the trainer.
         num_threads: Torch threads while training (restored afterwards); ``None`` keeps the current setting.
             Each step is a few small operations, which more threads slow down rather than speed up.
+        center_teacher: Subtract the mean teacher embedding before comparing similarities (see above).
 
     Returns:
         The run's :class:`TrainingResult`.
@@ -270,6 +278,8 @@ def refine_by_distillation(
     sentences = check_texts(sentences)
     module = trainable_module(model)
     teacher = _check_teacher_embeddings(teacher_embeddings, len(sentences))
+    if center_teacher:
+        teacher = teacher - teacher.mean(axis=0, dtype=np.float64).astype(teacher.dtype)
     _check_settings(max_steps, batch_size, learning_rate, validation_size, eval_steps, patience)
     validation_size = _whole_batches(validation_size, batch_size)
     if len(sentences) - validation_size < batch_size:
@@ -303,6 +313,7 @@ def refine_by_distillation(
         "train_size": len(train),
         "matryoshka_dims": list(matryoshka_dims) if matryoshka_dims else None,
         "seed": seed,
+        "center_teacher": center_teacher,
     }
     return _refine(
         model,

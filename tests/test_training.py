@@ -312,3 +312,16 @@ def test_a_bare_static_embedding_model_is_converted_in_place(tmp_path):
     assert isinstance(model[0], StaticWordAverage)
     assert model[0].metadata["stages"] == ["distillation"]
     assert result.steps == 2
+
+
+def test_a_common_offset_in_the_teacher_does_not_change_distillation_when_centred():
+    words = make_words("w", 40)
+    sentences = make_sentences(words, 192, seed=5)
+    teacher = bag_of_words_teacher(sentences, words, dim=12)
+    offset = teacher + 25.0  # a strongly anisotropic version of the same teacher
+    results = []
+    for targets in (teacher, offset):
+        model = make_model(words)
+        refine_by_distillation(model, sentences, targets, max_steps=8, batch_size=32, validation_size=64, eval_steps=4)
+        results.append(model[0].word_vectors.detach().clone())
+    torch.testing.assert_close(results[0], results[1], atol=1e-5, rtol=1e-4)
