@@ -13,7 +13,6 @@ every number that needs the built model (vocabulary size, scores, speed) shown a
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -57,6 +56,7 @@ class CardSpec:
     prompt: str | None = None
     lowercase: bool = True
     build_options: tuple[str, ...] = field(default=())
+    prepare: tuple[str, ...] = field(default=())  # shell lines run before the build; "{models}" = models folder
 
     @property
     def removed_components(self) -> int:
@@ -64,14 +64,15 @@ class CardSpec:
 
     @property
     def stages(self) -> list[str]:
-        return ["extraction", "pca", "distillation" if self.corpus else "contrastive"]
+        return ["extraction", "pca", "contrastive" if self.parallel else "distillation"]
 
     def commands(self, models_dir: str) -> str:
         """The commands that build and evaluate the model (run from the repository root)."""
         out = f"{models_dir}/{self.name}"
+        prepare = [line.format(models=models_dir) for line in self.prepare]
         build = ["st-static", "build", "--teacher", self.teacher]
         if self.corpus:
-            build += ["--corpus", self.corpus]
+            build += ["--corpus", self.corpus.format(models=models_dir)]
         for path in self.parallel:
             build += ["--parallel", path]
         if self.parallel:
@@ -80,7 +81,7 @@ class CardSpec:
             build += ["--prompt", self.prompt]
         build += [*self.build_options, "--out", out]
         evaluate = ["st-static", "evaluate", out, "--json", f"{out}/evaluation.json"]
-        return shlex.join(build) + "\n" + shlex.join(evaluate)
+        return "\n".join([*prepare, shlex.join(build), shlex.join(evaluate)])
 
     def metadata(self) -> dict[str, object]:
         """The metadata the build is planned to record (DEVELOPING.md keys)."""
@@ -90,10 +91,10 @@ class CardSpec:
             "languages": list(self.languages),
             "stages": self.stages,
             "pca": {"level": "sentence", "removed_components": self.removed_components, "dim": self.dim},
-            "training": {"loss": "SimilarityDistillationLoss" if self.corpus else "BilingualContrastiveLoss"},
+            "training": {"loss": "BilingualContrastiveLoss" if self.parallel else "SimilarityDistillationLoss"},
         }
         if self.corpus:
-            metadata["corpus"] = self.corpus
+            metadata["corpus"] = self.corpus.format(models="models")
         if self.parallel:
             metadata["parallel"] = list(self.parallel)
         if self.prompt:
@@ -128,9 +129,13 @@ def multilingual(pairs: tuple[tuple[str, str], ...]) -> CardSpec:
         dim=256,
         languages=("en", *others),
         tasks=tasks,
+        # The English vocabulary comes from the first 60,000 corpus lines as well as the parallel sentences.
+        corpus="{models}/en-60k.txt",
+        prepare=("mkdir -p {models}", f"head -n 60000 {DATA}/corpus/en.txt > {{models}}/en-60k.txt"),
         parallel=tuple(f"{DATA}/parallel/en-{other}.tsv" for other in others),
         prompt="query: ",
         lowercase=False,
+        build_options=("--eval-data", DATA),
     )
 
 
@@ -178,10 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         target = Path(args.out_dir) / f"{spec.name}.md"
         folder = Path(args.models_dir) / spec.name
         if (folder / "modules.json").is_file():
-            config = json.loads((folder / "st_static_config.json").read_text(encoding="utf-8"))
-            recorded = config.get("metadata", {}).get("build_command")
-            commands = recorded or spec.commands(args.models_dir)
-            write_model_card(folder, model_id=model_id, build_command=commands, output=target)
+            # The spec's commands, not the recorded one: they use paths relative to the repository, so anyone can
+            # rerun them (the model's metadata keeps the command as it was actually typed).
+            write_model_card(folder, model_id=model_id, build_command=spec.commands(args.models_dir), output=target)
             print(f"{target.name}: from the built model in {folder}")
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
