@@ -298,21 +298,14 @@ def refine_by_distillation(
     train_dataset = train_dataset.with_format("torch", columns=["label"], output_all_columns=True)
     eval_dataset = eval_dataset.with_format("torch", columns=["label"], output_all_columns=True)
 
-    loss: nn.Module = SimilarityDistillationLoss(model, temperature=temperature)
-    if matryoshka_dims:
-        loss = MatryoshkaLoss(model, loss, matryoshka_dims)
+    loss = _with_matryoshka(model, SimilarityDistillationLoss(model, temperature=temperature), matryoshka_dims)
     settings = {
         "loss": "SimilarityDistillationLoss",
-        "batch_size": batch_size,
-        "learning_rate": learning_rate,
-        "temperature": temperature,
-        "max_steps": max_steps,
-        "eval_steps": eval_steps,
-        "patience": patience,
-        "validation_size": validation_size,
+        **_common_settings(
+            batch_size, learning_rate, temperature, max_steps, eval_steps, patience, validation_size, seed
+        ),
         "train_size": len(train),
         "matryoshka_dims": list(matryoshka_dims) if matryoshka_dims else None,
-        "seed": seed,
         "center_teacher": center_teacher,
     }
     return _refine(
@@ -403,22 +396,15 @@ def refine_by_translation(
             {"sentence1": [first[i] for i in validation], "sentence2": [second[i] for i in validation]}
         )
 
-    loss: nn.Module = BilingualContrastiveLoss(model, temperature=temperature)
-    if matryoshka_dims:
-        loss = MatryoshkaLoss(model, loss, matryoshka_dims)
+    loss = _with_matryoshka(model, BilingualContrastiveLoss(model, temperature=temperature), matryoshka_dims)
     settings = {
         "loss": "BilingualContrastiveLoss",
-        "batch_size": batch_size,
-        "learning_rate": learning_rate,
-        "temperature": temperature,
-        "max_steps": max_steps,
-        "eval_steps": eval_steps,
-        "patience": patience,
-        "validation_size": validation_size,
+        **_common_settings(
+            batch_size, learning_rate, temperature, max_steps, eval_steps, patience, validation_size, seed
+        ),
         "train_size": {name: len(dataset) for name, dataset in train_datasets.items()},
         "language_pairs": list(train_datasets),
         "matryoshka_dims": list(matryoshka_dims) if matryoshka_dims else None,
-        "seed": seed,
     }
     return _refine(
         model,
@@ -431,6 +417,34 @@ def refine_by_translation(
         output_dir=output_dir,
         num_threads=num_threads,
     )
+
+
+def _with_matryoshka(model: SentenceTransformer, loss: nn.Module, dims: Sequence[int] | None) -> nn.Module:
+    """Wrap ``loss`` in sentence-transformers' ``MatryoshkaLoss`` over ``dims`` when dimensions are given."""
+    return MatryoshkaLoss(model, loss, list(dims)) if dims else loss
+
+
+def _common_settings(
+    batch_size: int,
+    learning_rate: float,
+    temperature: float,
+    max_steps: int,
+    eval_steps: int,
+    patience: int | None,
+    validation_size: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The training settings both refinements record."""
+    return {
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "temperature": temperature,
+        "max_steps": max_steps,
+        "eval_steps": eval_steps,
+        "patience": patience,
+        "validation_size": validation_size,
+        "seed": seed,
+    }
 
 
 def split_indices(num_items: int, validation_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
