@@ -6,6 +6,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from st_static.extraction.multilingual import build_multilingual_vocabulary, read_multilingual_corpus
+from st_static.extraction.vocabulary import count_teacher_token_sentences
 from st_static.tokenization import build_word_tokenizer
 
 
@@ -51,6 +52,16 @@ def test_vocabulary_per_language_with_shared_entries(parallel_files):
     assert not vocabulary.lowercase
     assert languages["Die"] == ["de"]
     assert "i" in words and languages["i"] == ["en"]
+
+
+def test_teacher_tokens_with_punctuation_become_words():
+    # "・" is Katakana punctuation: the word pipeline splits on it, so it can never be a vocabulary entry.
+    pieces = [("<unk>", -20.0), ("\u2581", -3.0), ("・", -2.0), ("・アメリカ", -1.0), ("東京", -2.0), ("。", -2.0)]
+    teacher = Tokenizer(models.Unigram(pieces, unk_id=0, byte_fallback=False))
+    teacher.pre_tokenizer = pre_tokenizers.Metaspace()
+    counts = count_teacher_token_sentences(["東京・アメリカ。", "・東京・"], teacher)
+    assert counts == {"東京": 2, "アメリカ": 1}
+    build_word_tokenizer(list(counts), lowercase=False)  # every entry is a single word
 
 
 def test_one_table_reads_every_language(parallel_files):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
-from st_static.tokenization import is_spaceless_token, word_normalizer, word_pre_tokenizer
+from st_static.tokenization import is_spaceless_token, split_words, word_normalizer, word_pre_tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -61,16 +61,24 @@ def count_word_sentences(sentences: Iterable[str], lowercase: bool = True) -> Co
 def count_teacher_token_sentences(sentences: Iterable[str], teacher_tokenizer: Tokenizer) -> Counter[str]:
     """Count the teacher tokens of space-less scripts (Chinese, Japanese) by the sentences holding them.
 
-    Sub-word markers (``##``, the SentencePiece space) are stripped; only tokens with a Chinese or Japanese
+    Sub-word markers (``##``, the SentencePiece space) are stripped and a token holding punctuation is split
+    where the word pipeline splits text (``・アメリカ`` counts as ``アメリカ``; ``・`` alone is dropped), so every
+    counted entry is a single word the saved pipeline can look up. Only pieces with a Chinese or Japanese
     character are counted.
     """
     counts: Counter[str] = Counter()
     batch: list[str] = []
+    pieces_of: dict[str, list[str]] = {}
+
+    def pieces(token: str) -> list[str]:
+        if token not in pieces_of:
+            text = token.removeprefix("##").replace(SENTENCEPIECE_SPACE, " ")
+            pieces_of[token] = [piece for piece in split_words(text) if is_spaceless_token(piece)]
+        return pieces_of[token]
 
     def flush() -> None:
         for encoding in teacher_tokenizer.encode_batch(batch, add_special_tokens=False):
-            tokens = {token.removeprefix("##").replace(SENTENCEPIECE_SPACE, "") for token in encoding.tokens}
-            counts.update(token for token in tokens if token and is_spaceless_token(token))
+            counts.update({piece for token in encoding.tokens for piece in pieces(token)})
         batch.clear()
 
     for sentence in tqdm(sentences, desc="Counting teacher tokens", unit=" sentences", mininterval=2.0):
