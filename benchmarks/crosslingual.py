@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -64,8 +65,8 @@ def evaluate(encoder: Any, tasks: dict[str, tuple[str, Path]]) -> dict[str, floa
             scores[name] = evaluate_sts(encoder, path)["score"]
         else:
             result = evaluate_translation_retrieval(encoder, path)
-            scores[f"{name} x->en"] = 100 * result["accuracy_2_to_1"]
-            scores[f"{name} en->x"] = 100 * result["accuracy_1_to_2"]
+            scores[f"{name} x->en"] = result["accuracy_2_to_1"]  # already x100
+            scores[f"{name} en->x"] = result["accuracy_1_to_2"]
             scores[f"{name} silhouette"] = result["language_silhouette"]
     return scores
 
@@ -162,11 +163,19 @@ def main() -> None:
     rows["+ contrastive"] = evaluate(model_encoder(load_model(find_stage(args.work_dir, "contrastive"))), tasks)
 
     columns = list(next(iter(rows.values())))
-    lines = [f"Cross-lingual table {'-'.join(languages)} ({args.work_dir})", ""]
+    lines = [
+        f"Cross-lingual table {'-'.join(languages)} ({args.work_dir})",
+        "",
+        "Command: `python " + " ".join(shlex.quote(arg) for arg in sys.argv) + "`",
+        "",
+        "Tatoeba: retrieval accuracy x100 (x->en: the English sentence found for each foreign one; en->x: the "
+        "reverse) and the language-identity silhouette of the pairs (lower: languages mixed). STS: Spearman x100.",
+        "",
+    ]
     lines.append("| stage | " + " | ".join(columns) + " |")
     lines.append("|---" * (len(columns) + 1) + "|")
     for name, scores in rows.items():
-        cells = [f"{scores[column]:.3f}" if "silhouette" in column else f"{scores[column]:.1f}" for column in columns]
+        cells = [f"{scores[column]:.3f}" if "silhouette" in column else f"{scores[column]:.2f}" for column in columns]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if args.figure is not None:
         separation = figure_one(extraction, reduced[0], languages[-1], args.figure)
