@@ -13,6 +13,7 @@ sentence vectors themselves (max / mean).
 from __future__ import annotations
 
 import argparse
+import shlex
 import logging
 import os
 import shutil
@@ -210,7 +211,9 @@ def main() -> None:
     print(table)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(table + "\n", encoding="utf-8")
+        command = "python " + " ".join(shlex.quote(arg) for arg in sys.argv)
+        header = f"# Compression of {args.model}\n\nCommand: `{command}`\n\n"
+        args.output.write_text(header + table + "\n", encoding="utf-8")
     if args.work_dir is None:
         shutil.rmtree(work, ignore_errors=True)
 
