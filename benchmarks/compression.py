@@ -13,9 +13,9 @@ sentence vectors themselves (max / mean).
 from __future__ import annotations
 
 import argparse
-import shlex
 import logging
 import os
+import shlex
 import shutil
 import sys
 import tempfile
