@@ -28,7 +28,7 @@ from st_static.model_card import StaticModelCardData, render_model_card, write_m
 HUB_CARDS = Path(__file__).resolve().parent
 DATA = "../shared/data"  # relative to the repository root, where the commands run
 
-STS_EN = {"stsb-en-test": "spearman", "sick-dev": "spearman", "msrp-dev": "ap"}
+STS_EN = {"stsb-en-dev": "spearman", "stsb-en-test": "spearman", "sick-dev": "spearman", "msrp-dev": "ap"}
 
 
 def bilingual_tasks(other: str, tatoeba: str) -> dict[str, str]:
@@ -37,7 +37,7 @@ def bilingual_tasks(other: str, tatoeba: str) -> dict[str, str]:
         f"stsb-en-{other}-test": "spearman",
         f"stsb-{other}-test": "spearman",
         "stsb-en-test": "spearman",
-        f"tatoeba-{tatoeba}-eng": "f1",
+        f"tatoeba-{tatoeba}-eng": "accuracy",
     }
 
 
@@ -80,7 +80,8 @@ class CardSpec:
         if self.prompt:
             build += ["--prompt", self.prompt]
         build += [*self.build_options, "--out", out]
-        evaluate = ["st-static", "evaluate", out, "--json", f"{out}/evaluation.json"]
+        tasks = ",".join(self.tasks)  # the tasks of the model's languages only
+        evaluate = ["st-static", "evaluate", out, "--data", DATA, "--tasks", tasks, "--json", f"{out}/evaluation.json"]
         return "\n".join([*prepare, shlex.join(build), shlex.join(evaluate)])
 
     def metadata(self) -> dict[str, object]:
@@ -175,6 +176,9 @@ def preview_card(spec: CardSpec, model_id: str, models_dir: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models-dir", default="models", help="Folder holding the built models as NAME/.")
+    parser.add_argument(
+        "--recipe-dir", default="models", help="Models folder the cards' build commands write to (default: models)."
+    )
     parser.add_argument("--org", default="st-static", help="Hub organisation of the published models.")
     parser.add_argument("--out-dir", default=str(HUB_CARDS), help="Where the cards go (default: hub_cards/).")
     args = parser.parse_args(argv)
@@ -185,11 +189,11 @@ def main(argv: list[str] | None = None) -> int:
         if (folder / "modules.json").is_file():
             # The spec's commands, not the recorded one: they use paths relative to the repository, so anyone can
             # rerun them (the model's metadata keeps the command as it was actually typed).
-            write_model_card(folder, model_id=model_id, build_command=spec.commands(args.models_dir), output=target)
+            write_model_card(folder, model_id=model_id, build_command=spec.commands(args.recipe_dir), output=target)
             print(f"{target.name}: from the built model in {folder}")
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(preview_card(spec, model_id, args.models_dir), encoding="utf-8")
+            target.write_text(preview_card(spec, model_id, args.recipe_dir), encoding="utf-8")
             print(f"{target.name}: preview ({folder} not built yet)")
     return 0
 

@@ -174,6 +174,8 @@ def test_unknown_files_are_ignored_and_empty_folders_refused(tmp_path):
         ("stsb-xx-test", "sts"),
         ("tatoeba-deu-eng", "translation"),
     ]
+    assert [task.name for task in find_tasks(tmp_path, include="tatoeba-*")] == ["tatoeba-deu-eng"]
+    assert len(find_tasks(tmp_path, include="stsb-xx-test, tatoeba-deu-eng")) == 2  # comma-separated globs
     (tmp_path / "empty").mkdir()
     with pytest.raises(NoEvaluationDataError, match="no evaluation file"):
         find_tasks(tmp_path / "empty")

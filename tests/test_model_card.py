@@ -30,6 +30,7 @@ from st_static.model_card import (
     render_evaluation_table,
     render_model_card,
 )
+from st_static.speed import measure_speed
 
 from .conftest import DESCRIBED_METADATA
 
@@ -275,12 +276,33 @@ def test_hub_cards_refresh_uses_built_models_and_previews_the_rest(described_mod
     assert parse_evaluation_table(real) == {"stsb-en-test": ("spearman", "78.12"), "sick-dev": ("spearman", "65.00")}
     assert f'SentenceTransformer("st-static/{built.name}")' in real
     # The spec's repository-relative recipe, not the command as typed on the build machine.
-    assert built.commands(str(tmp_path / "models")) in real
+    assert built.commands("models") in real  # --recipe-dir defaults to models/
     assert DESCRIBED_METADATA["build_command"] not in real
     assert (folder / "README.md").read_text(encoding="utf-8") == real
     for spec in refresh.SPECS[1:]:
         preview = (tmp_path / "cards" / f"{spec.name}.md").read_text(encoding="utf-8")
         assert "**Preview.**" in preview and f'SentenceTransformer("st-static/{spec.name}")' in preview
-        assert spec.commands(str(tmp_path / "models")) in preview
+        assert spec.commands("models") in preview
         assert set(parse_evaluation_table(preview)) == set(spec.tasks)
         assert card_yaml(preview)["base_model"] == spec.teacher
+
+
+def test_card_command_measures_and_records_speed(described_model, tmp_path):
+    folder = tmp_path / "model"
+    save_with_evaluation(described_model, folder)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\nhello world\n" * 50, encoding="utf-8")
+    result = CliRunner().invoke(app, ["card", str(folder), "--speed-corpus", str(corpus), "--teacher-speed", "123"])
+    assert result.exit_code == 0, result.output
+    speed = json.loads((folder / "st_static_config.json").read_text(encoding="utf-8"))["metadata"]["speed"]
+    assert speed["sentences_per_second"] > 0 and speed["teacher_sentences_per_second"] == 123
+    assert "the first 100 lines of corpus.txt" in speed["texts"]
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert f"| this model | {speed['sentences_per_second']:,.0f} |" in card
+    assert "| 123 |" in card and "Not measured" not in card
+    assert load_model(folder).encode(["hello world"]).shape == (1, described_model.get_embedding_dimension())
+
+
+def test_speed_needs_texts(word_model):
+    with pytest.raises(ValueError, match="at least one text"):
+        measure_speed(word_model, [])

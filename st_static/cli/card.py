@@ -23,10 +23,37 @@ def card(
         str | None, typer.Option(help="The command that built the model, if its metadata lacks it.")
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Also write the card here (e.g. hub_cards/NAME.md).")] = None,
+    speed_corpus: Annotated[
+        Path | None,
+        typer.Option(help="Measure sentences/s on this file's first lines and record it for the card's Speed section."),
+    ] = None,
+    speed_sentences: Annotated[int, typer.Option(min=1, help="How many lines of --speed-corpus to encode.")] = 20_000,
+    teacher_speed: Annotated[
+        float | None, typer.Option(help="The teacher's sentences/s on the same machine, shown next to the model's.")
+    ] = None,
 ) -> None:
     """Regenerate DIR/README.md so it describes the weights, metadata and evaluation.json in the folder."""
     try:
+        if speed_corpus is not None:
+            _measure_and_record_speed(folder, speed_corpus, speed_sentences, teacher_speed)
         readme = write_model_card(folder, model_id=model_id, build_command=build_command, output=output)
     except (ModelFolderError, EvaluationFileError) as error:
         raise fail(str(error)) from error
     typer.echo(f"wrote {readme}" + (f" and {output}" if output else ""))
+
+
+def _measure_and_record_speed(folder: Path, corpus: Path, sentences: int, teacher_speed: float | None) -> None:
+    from itertools import islice
+
+    from st_static.io import load_model
+    from st_static.speed import measure_speed, record_speed
+
+    if not corpus.is_file():
+        raise fail(f"{corpus}: no such corpus file.")
+    with corpus.open(encoding="utf-8") as lines:
+        texts = [line.rstrip("\n") for line in islice(lines, sentences)]
+    speed = measure_speed(load_model(folder), texts, description=f"the first {len(texts):,} lines of {corpus.name}")
+    if teacher_speed is not None:
+        speed["teacher_sentences_per_second"] = teacher_speed
+    record_speed(folder, speed)
+    typer.echo(f"{speed['sentences_per_second']:,.0f} sentences/s on {speed['machine']}")

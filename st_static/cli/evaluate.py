@@ -66,7 +66,10 @@ def evaluate(
         ),
     ] = None,
     tasks: Annotated[
-        str | None, typer.Option("--tasks", help='Only local tasks whose name matches this glob, e.g. "sts*".')
+        str | None,
+        typer.Option(
+            "--tasks", help='Only local tasks matching this glob or comma-separated globs, e.g. "sts*,tatoeba-deu-*".'
+        ),
     ] = None,
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=1, help="Batch size of SentenceTransformer.encode.")

@@ -54,7 +54,8 @@ def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> 
 
     Args:
         data_dir: A folder laid out like ``../shared/data`` (``sts/``, ``tatoeba/``, ``pairclass/``).
-        include: Keep only tasks whose name matches this glob (e.g. ``"stsb-en-*"``).
+        include: Keep only tasks whose name matches this glob, or one of these comma-separated globs (e.g.
+            ``"stsb-en-*"`` or ``"stsb-en-test,sick-dev"``).
 
     Raises:
         FileNotFoundError: If ``data_dir`` is not a folder.
@@ -63,11 +64,12 @@ def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> 
     root = Path(data_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such data folder.")
+    globs = None if include is None else [glob.strip() for glob in include.split(",") if glob.strip()]
     tasks = []
     for pattern, kind, prefix in KNOWN_FILES:
         for path in sorted(root.glob(pattern)):
             name = path.stem if path.stem.startswith(prefix) else prefix + path.stem
-            if path.is_file() and (include is None or fnmatch.fnmatch(name, include)):
+            if path.is_file() and (globs is None or any(fnmatch.fnmatch(name, glob) for glob in globs)):
                 tasks.append(EvaluationTask(name, kind, path))
     if not tasks:
         known = ", ".join(pattern for pattern, _, _ in KNOWN_FILES)
