@@ -202,7 +202,7 @@ def test_two_processes_give_the_same_table_as_one(tiny_teacher, tmp_path):
             "--nproc-per-node",
             "2",
             "--master-port",
-            "29533",
+            str(free_port()),
             str(script),
             str(tiny_teacher),
             str(tmp_path / "out.npz"),

@@ -9,6 +9,7 @@ sums and counts all-reduced).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import logging
@@ -141,7 +142,15 @@ def process_rank() -> tuple[int, int]:
     if not torch.distributed.is_initialized():
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         torch.distributed.init_process_group(backend=backend)
+        # A process group left to the interpreter's teardown can abort the process ("terminate called without
+        # an active exception") while its peer exits; close it explicitly instead.
+        atexit.register(_close_process_group)
     return torch.distributed.get_rank(), torch.distributed.get_world_size()
+
+
+def _close_process_group() -> None:
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 class TokenAligner:
