@@ -50,6 +50,13 @@ def build(
     languages: Annotated[
         str, typer.Option("--languages", help="Comma-separated languages; the first is paired with the others.")
     ] = "en",
+    center_teacher: Annotated[
+        bool,
+        typer.Option(
+            "--center-teacher/--no-center-teacher",
+            help="Distil against mean-centred teacher embeddings (needed for anisotropic teachers such as e5).",
+        ),
+    ] = True,
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
     from st_static.build import DEV_TASKS, BuildSettings, describe_scores, dev_set_evaluator
@@ -78,6 +85,7 @@ def build(
         steps=steps,
         prompt=prompt,
         matryoshka_dims=[int(value) for value in matryoshka_dims.split(",")] if matryoshka_dims else None,
+        center_teacher=center_teacher,
     )
     command = "st-static " + shlex.join(sys.argv[1:])
     try:
