@@ -59,7 +59,14 @@ def load(kind: str, path: str, batch_size: int) -> tuple[Callable, Callable | No
     if kind == "sentence-transformers":
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(path, device="cpu")
+        modules_file = Path(path) / "modules.json"
+        if modules_file.is_file() and '"st_static.' in modules_file.read_text(encoding="utf-8"):
+            # st-static's own modules (an ensemble's BlockNormalize) load through st_static, not bare.
+            from st_static.io import load_model
+
+            model = load_model(path)
+        else:
+            model = SentenceTransformer(path, device="cpu")
 
         def encode(texts):
             return model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
