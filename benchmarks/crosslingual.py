@@ -1,10 +1,11 @@
 """Cross-lingual tables after each stage, next to the teacher and a multilingual static peer.
 
-For the stage folders of a cross-lingual ``st-static build`` (its work directory): extraction only, sentence-level
-PCA *without* ABTT (fitted here on the extraction's PCA sample), PCA with ABTT, and contrastive refinement. Columns:
-Tatoeba accuracy in both directions for each language, cross-lingual STS (Spearman x100), English STS-B test, and
-the language-identity silhouette of Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the
-paper's Figure 1 (English and another language's word vectors on two principal components, before/after ABTT).
+For the stage folders of a cross-lingual ``st-static build`` (its work directory): extraction only, the teacher's
+Chinese/Japanese tokens added (when the build did that), sentence-level PCA *without* ABTT (fitted here on the
+extraction's PCA sample), PCA with ABTT, and contrastive refinement. Columns: Tatoeba accuracy in both directions
+for each language, cross-lingual STS (Spearman x100), English STS-B test, and the language-identity silhouette of
+Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the paper's Figure 1 (English and another
+language's word vectors on two principal components, before/after ABTT).
 
     python benchmarks/crosslingual.py WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
 """
@@ -153,6 +154,10 @@ def main() -> None:
     if args.english_model:
         rows["English-only model"] = evaluate(model_encoder(load_model(args.english_model)), tasks)
     rows["extraction"] = evaluate(model_encoder(raw_model), tasks)
+    if list(args.work_dir.glob("completion-*")):  # Chinese/Japanese tables: the teacher's tokens added
+        extraction = ExtractionStage.open(find_stage(args.work_dir, "completion"))
+        raw_model = load_model(extraction.model_path)
+        rows["+ token completion"] = evaluate(model_encoder(raw_model), tasks)
     raw = raw_model[0]
     pca_dim = load_model(find_stage(args.work_dir, "pca"))[0].embedding_dim
     no_abtt = fit_reduction(raw, extraction.pca_sentences(), dim=pca_dim, removed_components=0)

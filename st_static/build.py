@@ -24,6 +24,7 @@ from sentence_transformers import SentenceTransformer
 
 from st_static.extraction.corpus import CorpusError, check_corpus_source, iter_sentences
 from st_static.extraction.multilingual import (
+    SPACELESS_LANGUAGES,
     MultilingualCorpus,
     build_multilingual_vocabulary,
     read_multilingual_corpus,
@@ -33,6 +34,7 @@ from st_static.extraction.stages import (
     ExtractionStage,
     load_teacher_tokenizer,
     peak_memory_mib,
+    run_completion,
     run_extraction,
     run_reduction,
 )
@@ -77,6 +79,10 @@ class BuildSettings:
     validation_size: int = 4096
     matryoshka_dims: list[int] | None = None
     center_teacher: bool = True
+    complete_spaceless: bool = True
+    crosslingual_distillation: bool = False
+    """Cross-lingual tables: also distil the teacher's similarities on the extracted sentences of every language."""
+    """Cross-lingual tables with Chinese or Japanese: add the teacher's tokens the parallel corpus missed."""
     seed: int = 0
 
     def extraction_settings(self) -> ExtractionSettings:
@@ -178,6 +184,16 @@ def build(
     if evaluate is not None:
         stage_scores["extraction"] = evaluate(load_model(extraction.model_path))
 
+    if multilingual is not None and settings.complete_spaceless and SPACELESS_LANGUAGES & set(settings.languages):
+        extraction_key = _stage_key(extraction_key, "completion")
+        started = time.perf_counter()
+        extraction = run_completion(
+            extraction, work / f"completion-{extraction_key}", settings.teacher, settings.languages, settings.prompt
+        )
+        seconds["completion"] = time.perf_counter() - started
+        if evaluate is not None:
+            stage_scores["completion"] = evaluate(load_model(extraction.model_path))
+
     reduction_key = _stage_key(extraction_key, settings.dim, settings.removed_components, settings.pca_level)
     reduction_path = work / f"pca-{reduction_key}"
     started = time.perf_counter()
@@ -203,6 +219,7 @@ def build(
         settings.matryoshka_dims,
         settings.seed,
         settings.center_teacher,
+        *(["crosslingual-distillation"] if settings.crosslingual and settings.crosslingual_distillation else []),
     )
     refinement = "contrastive" if multilingual is not None else "distillation"
     refined_path = work / f"{refinement}-{training_key}"
@@ -290,7 +307,13 @@ def _refine(
             "output_dir": staging / "record",
         }
         if pairs is not None:
-            result = refine_by_translation(reduced, pairs, **common)
+            distillation = None
+            if settings.crosslingual_distillation:
+                targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+                distillation = (extraction.sentences(), targets)
+            result = refine_by_translation(
+                reduced, pairs, distillation=distillation, center_teacher=settings.center_teacher, **common
+            )
         else:
             targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
             result = refine_by_distillation(

@@ -273,30 +273,13 @@ def refine_by_distillation(
         ValueError: If the sizes disagree, there are too few sentences or an argument is out of range.
     """
     _require_train_extra()
-    from datasets import Dataset
 
-    sentences = check_texts(sentences)
     module = trainable_module(model)
-    teacher = _check_teacher_embeddings(teacher_embeddings, len(sentences))
-    if center_teacher:
-        teacher = teacher - teacher.mean(axis=0, dtype=np.float64).astype(teacher.dtype)
     _check_settings(max_steps, batch_size, learning_rate, validation_size, eval_steps, patience)
     validation_size = _whole_batches(validation_size, batch_size)
-    if len(sentences) - validation_size < batch_size:
-        raise ValueError(
-            f"{len(sentences)} sentences leave {len(sentences) - validation_size} for training after holding out "
-            f"{validation_size} for validation; need at least one batch of {batch_size}."
-        )
-    if matryoshka_dims and teacher.shape[1] in {*matryoshka_dims, module.embedding_dim}:
-        # MatryoshkaLoss truncates labels as wide as the student; a zero column keeps the teacher's cosines.
-        teacher = np.pad(teacher, ((0, 0), (0, 1)))
-
-    train, validation = split_indices(len(sentences), validation_size, seed)
-    train_dataset = Dataset.from_dict({"sentence": [sentences[i] for i in train], "label": teacher[train]})
-    eval_dataset = Dataset.from_dict({"sentence": [sentences[i] for i in validation], "label": teacher[validation]})
-    # Labels as tensors: the collator stacks them instead of building a tensor from nested lists.
-    train_dataset = train_dataset.with_format("torch", columns=["label"], output_all_columns=True)
-    eval_dataset = eval_dataset.with_format("torch", columns=["label"], output_all_columns=True)
+    train_dataset, eval_dataset = _distillation_datasets(
+        sentences, teacher_embeddings, module, validation_size, batch_size, seed, center_teacher, matryoshka_dims
+    )
 
     loss = _with_matryoshka(model, SimilarityDistillationLoss(model, temperature=temperature), matryoshka_dims)
     settings = {
@@ -304,7 +287,7 @@ def refine_by_distillation(
         **_common_settings(
             batch_size, learning_rate, temperature, max_steps, eval_steps, patience, validation_size, seed
         ),
-        "train_size": len(train),
+        "train_size": len(train_dataset),
         "matryoshka_dims": list(matryoshka_dims) if matryoshka_dims else None,
         "center_teacher": center_teacher,
     }
@@ -318,6 +301,41 @@ def refine_by_distillation(
         stage="distillation",
         output_dir=output_dir,
         num_threads=num_threads,
+    )
+
+
+def _distillation_datasets(
+    sentences: Sequence[str],
+    teacher_embeddings: np.ndarray | torch.Tensor,
+    module: StaticWordAverage,
+    validation_size: int,
+    batch_size: int,
+    seed: int,
+    center_teacher: bool,
+    matryoshka_dims: Sequence[int] | None,
+) -> tuple[Any, Any]:
+    """Shuffled train and validation datasets of ``(sentence, teacher embedding)`` for the distillation loss."""
+    from datasets import Dataset
+
+    sentences = check_texts(sentences)
+    teacher = _check_teacher_embeddings(teacher_embeddings, len(sentences))
+    if center_teacher:
+        teacher = teacher - teacher.mean(axis=0, dtype=np.float64).astype(teacher.dtype)
+    if len(sentences) - validation_size < batch_size:
+        raise ValueError(
+            f"{len(sentences)} sentences leave {len(sentences) - validation_size} for training after holding out "
+            f"{validation_size} for validation; need at least one batch of {batch_size}."
+        )
+    if matryoshka_dims and teacher.shape[1] in {*matryoshka_dims, module.embedding_dim}:
+        # MatryoshkaLoss truncates labels as wide as the student; a zero column keeps the teacher's cosines.
+        teacher = np.pad(teacher, ((0, 0), (0, 1)))
+    train, validation = split_indices(len(sentences), validation_size, seed)
+    train_dataset = Dataset.from_dict({"sentence": [sentences[i] for i in train], "label": teacher[train]})
+    eval_dataset = Dataset.from_dict({"sentence": [sentences[i] for i in validation], "label": teacher[validation]})
+    # Labels as tensors: the collator stacks them instead of building a tensor from nested lists.
+    return (
+        train_dataset.with_format("torch", columns=["label"], output_all_columns=True),
+        eval_dataset.with_format("torch", columns=["label"], output_all_columns=True),
     )
 
 
@@ -336,6 +354,8 @@ def refine_by_translation(
     matryoshka_dims: Sequence[int] | None = None,
     seed: int = 42,
     num_threads: int | None = 1,
+    distillation: tuple[Sequence[str], np.ndarray | torch.Tensor] | None = None,
+    center_teacher: bool = True,
 ) -> TrainingResult:
     """Refine a cross-lingual static model with the bilingual contrastive loss on translation pairs.
 
@@ -361,9 +381,14 @@ def refine_by_translation(
         seed: Seed of the validation split, the batch order and the trainer.
         num_threads: Torch threads while training (restored afterwards); ``None`` keeps the current setting.
             Each step is a few small operations, which more threads slow down rather than speed up.
+        distillation: Optional ``(sentences, teacher_embeddings)``: a ``"distillation"`` dataset trained with
+            :class:`~st_static.losses.SimilarityDistillationLoss` in turn with the language pairs, so the table
+            keeps the teacher's similarity structure within each language while translations are pulled
+            together (its validation loss is part of the sum).
+        center_teacher: Centre the distillation targets (see :func:`refine_by_distillation`).
 
     Returns:
-        The run's :class:`TrainingResult`; its history lists each language pair's loss in ``components``.
+        The run's :class:`TrainingResult`; its history lists each dataset's loss in ``components``.
 
     Raises:
         TypeError: If ``pairs`` is not shaped as described or the model is not a static model.
@@ -397,21 +422,31 @@ def refine_by_translation(
         )
 
     loss = _with_matryoshka(model, BilingualContrastiveLoss(model, temperature=temperature), matryoshka_dims)
+    losses: dict[str, nn.Module] = dict.fromkeys(train_datasets, loss)
+    if distillation is not None:
+        train_datasets["distillation"], eval_datasets["distillation"] = _distillation_datasets(
+            *distillation, module, validation_size, batch_size, seed, center_teacher, matryoshka_dims
+        )
+        losses["distillation"] = _with_matryoshka(
+            model, SimilarityDistillationLoss(model, temperature=temperature), matryoshka_dims
+        )
     settings = {
-        "loss": "BilingualContrastiveLoss",
+        "loss": "BilingualContrastiveLoss" + (" + SimilarityDistillationLoss" if distillation is not None else ""),
         **_common_settings(
             batch_size, learning_rate, temperature, max_steps, eval_steps, patience, validation_size, seed
         ),
         "train_size": {name: len(dataset) for name, dataset in train_datasets.items()},
-        "language_pairs": list(train_datasets),
+        "language_pairs": [name for name in train_datasets if name != "distillation"],
         "matryoshka_dims": list(matryoshka_dims) if matryoshka_dims else None,
     }
+    if distillation is not None:
+        settings["center_teacher"] = center_teacher
     return _refine(
         model,
         module,
         DatasetDict(train_datasets),
         DatasetDict(eval_datasets),
-        dict.fromkeys(train_datasets, loss),
+        losses,
         settings,
         stage="contrastive",
         output_dir=output_dir,

@@ -41,7 +41,15 @@ def _wordpiece_tokenizer() -> Tokenizer:
     return tokenizer
 
 
-def _unigram_tokenizer() -> Tokenizer:
+HAN_CHARACTERS = [chr(0x4E00 + index) for index in range(160)]
+"""Single Han characters of the ``cjk`` teacher (as tokens after the Unigram pieces)."""
+CJK_WORDS = ["一丁", "丂七", "万丈三", "上下", "不与", "丐丑", "专且", "丕世"]
+"""Multi-character Chinese tokens of the ``cjk`` teacher."""
+KANA_WORDS = ["です", "ます", "ひと"]
+"""Japanese tokens of the ``cjk`` teacher."""
+
+
+def _unigram_tokenizer(cjk: bool = False) -> Tokenizer:
     space = "\u2581"
     pieces = ["<pad>", "<unk>", "<s>", "</s>", space, f"{space}the", f"{space}cat", f"{space}sat", f"{space}on"]
     pieces += [f"{space}mat", f"{space}a", f"{space}dog", f"{space}log", f"{space}was", f"{space}red", "s", "ed"]
@@ -49,6 +57,8 @@ def _unigram_tokenizer() -> Tokenizer:
     pieces += [f"{space}young", f"{space}old", f"{space}and", f"{space}chase", "d", f"{space}split"]
     pieces += [f"{space}word", f"{space}into", f"{space}of", f"{space}are"]
     pieces += [chr(code) for code in range(ord("a"), ord("z") + 1) if chr(code) not in pieces]
+    if cjk:
+        pieces += [*CJK_WORDS, *KANA_WORDS, *HAN_CHARACTERS, "\u3002", "x\u30fb"]
     vocab = [(piece, -1.0 - 0.01 * index) for index, piece in enumerate(pieces)]
     tokenizer = Tokenizer(models.Unigram(vocab, unk_id=1, byte_fallback=False))
     tokenizer.normalizer = normalizers.Lowercase()
@@ -61,8 +71,11 @@ def _unigram_tokenizer() -> Tokenizer:
 
 
 def make_tiny_teacher(folder: Path, kind: str = "wordpiece", hidden_size: int = 32, seed: int = 0) -> Path:
-    """Save a tiny BERT teacher (2 layers) with a WordPiece or Unigram tokenizer as a SentenceTransformer folder."""
-    tokenizer = _wordpiece_tokenizer() if kind == "wordpiece" else _unigram_tokenizer()
+    """Save a tiny BERT teacher (2 layers) as a SentenceTransformer folder.
+
+    ``kind``: ``"wordpiece"``, ``"unigram"`` or ``"cjk"`` (Unigram with Chinese and Japanese tokens).
+    """
+    tokenizer = _wordpiece_tokenizer() if kind == "wordpiece" else _unigram_tokenizer(cjk=kind == "cjk")
     special = (
         {"unk_token": "[UNK]", "pad_token": "[PAD]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
         if kind == "wordpiece"

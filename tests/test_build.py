@@ -15,7 +15,7 @@ from st_static.build import BuildSettings, build, describe_scores
 from st_static.cli import app
 from st_static.extraction import CorpusError
 
-from .teachers import TINY_CORPUS, make_tiny_teacher
+from .teachers import CJK_WORDS, HAN_CHARACTERS, TINY_CORPUS, make_tiny_teacher
 
 GERMAN = [
     "die katze sitzt auf der matte",
@@ -109,6 +109,47 @@ def test_crosslingual_build_shares_one_table(teacher, tmp_path):
         == module.token_ids(["the"])[0].tolist()
         == [module.vocabulary.index("the")]
     )
+
+
+def test_crosslingual_build_with_chinese_adds_the_teachers_tokens_and_distils(tmp_path):
+    teacher = make_tiny_teacher(tmp_path / "cjk", kind="cjk")
+    rng = np.random.default_rng(0)
+    english = [f"{TINY_CORPUS[index % 12]} {chr(97 + index // 26)}{chr(97 + index % 26)}" for index in range(240)]
+    # Single Han characters only: the teacher's multi-character words never occur in the corpus.
+    chinese = ["".join(rng.choice(HAN_CHARACTERS[:130], size=6)) + "\u3002" for _ in range(240)]
+    parallel = tmp_path / "en-zh.tsv"
+    parallel.write_text(
+        "en\tother\n" + "\n".join(f"{e}\t{z}" for e, z in zip(english, chinese, strict=True)) + "\n",
+        encoding="utf-8",
+    )
+    settings = tiny_settings(
+        teacher,
+        parallel=[str(parallel)],
+        languages=["en", "zh"],
+        min_sentences=2,
+        batch_size=8,
+        validation_size=16,
+        crosslingual_distillation=True,
+    )
+    result = build(settings, tmp_path / "model")
+
+    module = result.model[0]
+    assert module.metadata["stages"] == ["extraction", "completion", "pca", "contrastive"]
+    assert set(CJK_WORDS) | set(HAN_CHARACTERS) <= set(module.vocabulary)
+    assert module.tokenizer.encode(CJK_WORDS[0]).tokens == [CJK_WORDS[0]]
+    assert "completion" in result.seconds
+    (completion,) = result.work_dir.glob("completion-*")
+    assert json.loads((completion / "stats.json").read_text())["completion"]["added"] >= len(CJK_WORDS)
+    history = json.loads((result.output / "training" / "training_history.json").read_text())
+    assert history["settings"]["loss"] == "BilingualContrastiveLoss + SimilarityDistillationLoss"
+    # Without completion, the multi-character words stay out of the table.
+    plain = build(
+        tiny_settings(
+            teacher, parallel=[str(parallel)], languages=["en", "zh"], min_sentences=2, complete_spaceless=False
+        ),
+        tmp_path / "plain",
+    )
+    assert not set(CJK_WORDS) & set(plain.model[0].vocabulary)
 
 
 def test_build_refuses_bad_inputs_before_heavy_work(tmp_path):

@@ -239,6 +239,40 @@ def test_translation_refinement_sums_the_language_pairs(tmp_path):
     assert model[0].metadata["training"]["loss"] == "BilingualContrastiveLoss"
 
 
+def test_translation_refinement_with_distillation_in_turn(tmp_path):
+    english, german = make_words("e", 20), make_words("g", 20)
+    words = english + german
+    model = make_model(words)
+    first = make_sentences(english, 300, seed=11)
+    pairs = {("en", "de"): list(zip(first, translate(first, english, german), strict=True))}
+    sentences = make_sentences(english, 200, seed=12) + make_sentences(german, 200, seed=13)
+    teacher = bag_of_words_teacher(sentences, words, dim=24)
+
+    result = refine_by_translation(
+        model,
+        pairs,
+        max_steps=40,
+        batch_size=16,
+        learning_rate=0.05,
+        validation_size=64,
+        eval_steps=20,
+        output_dir=tmp_path,
+        distillation=(sentences, teacher),
+    )
+
+    settings = json.loads((tmp_path / HISTORY_FILE_NAME).read_text())["settings"]
+    assert settings["train_size"] == {"en-de": 300 - 64, "distillation": 400 - 64}
+    assert settings["language_pairs"] == ["en-de"] and settings["center_teacher"] is True
+    assert settings["loss"] == "BilingualContrastiveLoss + SimilarityDistillationLoss"
+    for record in result.history:
+        assert set(record.components) == {"en-de", "distillation"}
+        assert record.loss == pytest.approx(sum(record.components.values()))
+    for component in ("en-de", "distillation"):
+        assert result.history[-1].components[component] < result.history[0].components[component]
+    with pytest.raises(ValueError, match="teacher"):
+        refine_by_translation(model, pairs, batch_size=16, validation_size=16, distillation=(sentences, teacher[:5]))
+
+
 def test_matryoshka_distillation_with_a_teacher_as_wide_as_the_student():
     model = make_model(WORDS, dim=16)
     sentences = make_sentences(WORDS, 256, seed=8)

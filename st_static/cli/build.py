@@ -57,6 +57,22 @@ def build(
             help="Distil against mean-centred teacher embeddings (needed for anisotropic teachers such as e5).",
         ),
     ] = True,
+    complete_spaceless: Annotated[
+        bool,
+        typer.Option(
+            "--complete-spaceless/--no-complete-spaceless",
+            help="Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that "
+            "the parallel corpus missed (encoded alone, mapped into the table).",
+        ),
+    ] = True,
+    crosslingual_distillation: Annotated[
+        bool,
+        typer.Option(
+            "--crosslingual-distillation/--no-crosslingual-distillation",
+            help="Cross-lingual tables: train the similarity-distillation loss on the extracted sentences of every "
+            "language in turn with the contrastive loss (keeps each language's similarity structure).",
+        ),
+    ] = False,
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
     from st_static.build import DEV_TASKS, BuildSettings, describe_scores, dev_set_evaluator
@@ -86,6 +102,8 @@ def build(
         prompt=prompt,
         matryoshka_dims=[int(value) for value in matryoshka_dims.split(",")] if matryoshka_dims else None,
         center_teacher=center_teacher,
+        complete_spaceless=complete_spaceless,
+        crosslingual_distillation=crosslingual_distillation,
     )
     command = "st-static " + shlex.join(sys.argv[1:])
     try:

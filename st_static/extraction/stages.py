@@ -348,3 +348,52 @@ def run_reduction(
     if output is not None:
         save_model(model, output)
     return model
+
+
+def run_completion(
+    extraction: ExtractionStage,
+    output: str | os.PathLike[str],
+    teacher: str,
+    languages: Sequence[str],
+    prompt: str = "",
+    max_new_tokens: int | None = None,
+) -> ExtractionStage:
+    """Step 1b (cross-lingual tables with Chinese or Japanese): add the teacher's tokens the corpus missed.
+
+    Writes a folder laid out like the extraction's (its ``model`` holds the completed raw table; sentences,
+    targets and the PCA sample are the extraction's), so the later stages read either. See
+    :mod:`st_static.extraction.completion`.
+    """
+    from st_static.extraction.completion import complete_spaceless_vocabulary
+
+    output = Path(output)
+    if (output / "stats.json").is_file():
+        return ExtractionStage.open(output)
+    started = time.perf_counter()
+    raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
+    teacher_model = SentenceTransformer(resolve_teacher(teacher), device=None)
+    check_teacher(teacher_model)
+    completed, report = complete_spaceless_vocabulary(
+        raw_module, teacher_model, list(languages), prompt=prompt, max_new_tokens=max_new_tokens
+    )
+    report["seconds"] = time.perf_counter() - started
+    stats = {**extraction.stats, "completion": report}
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
+    try:
+        save_model(SentenceTransformer(modules=[completed, Normalize()], device="cpu"), staging / "model")
+        shutil.copytree(extraction.folder / "targets", staging / "targets", copy_function=_link_or_copy)
+        _link_or_copy(extraction.pca_sentences_path, staging / "pca_sentences.txt")
+        (staging / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
+        replace_folder(staging, output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ExtractionStage(folder=output, stats=stats)
+
+
+def _link_or_copy(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+    """Hard-link a read-only stage file (copy where links are not possible)."""
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
