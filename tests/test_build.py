@@ -170,3 +170,24 @@ def test_cli_build_reports_errors_without_a_traceback(tmp_path):
     result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m")])
     assert result.exit_code == 1
     assert "--corpus" in result.output
+
+
+def test_cli_build_passes_its_options_to_the_build(tmp_path, monkeypatch):
+    import st_static.build as build_module
+
+    captured: dict[str, BuildSettings] = {}
+
+    def fake_build(settings, out, **kwargs):
+        captured["settings"] = settings
+        raise ValueError("stopped after reading the settings")
+
+    monkeypatch.setattr(build_module, "build", fake_build)
+    parallel = tmp_path / "en-ja.tsv"
+    parallel.write_text("en\tother\na\tb\n", encoding="utf-8")
+    arguments = ["build", "--out", str(tmp_path / "m"), "--parallel", str(parallel), "--languages", "en,ja"]
+    arguments += ["--removed-components", "10", "--no-complete-spaceless", "--crosslingual-distillation"]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 1 and "stopped after reading the settings" in result.output
+    settings = captured["settings"]
+    assert settings.removed_components == 10 and settings.languages == ["en", "ja"]
+    assert settings.complete_spaceless is False and settings.crosslingual_distillation is True

@@ -20,6 +20,13 @@ def build(
     corpus: Annotated[Path | None, typer.Option("--corpus", help="Text file, one sentence per line.")] = None,
     teacher: Annotated[str, typer.Option("--teacher", help="Teacher: folder or Hub repo id.")] = DEFAULT_TEACHER,
     dim: Annotated[int, typer.Option("--dim", help="Dimension after PCA.")] = 256,
+    removed_components: Annotated[
+        int | None,
+        typer.Option(
+            "--removed-components",
+            help="Leading principal components removed by ABTT (default: teacher dimension / 100, rounded down).",
+        ),
+    ] = None,
     vocab_size: Annotated[int, typer.Option("--vocab-size", help="Largest vocabulary.")] = 150_000,
     min_sentences: Annotated[
         int, typer.Option("--min-sentences", help="Words in fewer corpus sentences are left out (and reported).")
@@ -95,6 +102,7 @@ def build(
         parallel=[str(path) for path in parallel or []] or None,
         languages=language_list,
         dim=dim,
+        removed_components=removed_components,
         vocab_size=vocab_size,
         min_sentences=min_sentences,
         sentences_per_word=sentences_per_word,
