@@ -69,6 +69,7 @@ SPACELESS_LANGUAGES = {"zh", "ja", "th", "lo", "km", "my"}
 
 STAGE_TITLES = {
     "extraction": "Extraction",
+    "completion": "the teacher's Chinese/Japanese tokens added",
     "pca": "PCA with All-But-The-Top",
     "distillation": "Similarity distillation",
     "contrastive": "Bilingual contrastive learning",
