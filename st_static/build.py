@@ -81,6 +81,9 @@ class BuildSettings:
     center_teacher: bool = True
     complete_spaceless: bool = True
     crosslingual_distillation: bool = False
+    extra_pairs: dict[str, str] | None = None
+    """Cross-lingual tables: more translation pairs per language (e.g. ``{"ja": "en-ja-dictionary.tsv"}``, pivot
+    first) that join the contrastive training only (vocabulary, extraction and PCA do not see them)."""
     """Cross-lingual tables: also distil the teacher's similarities on the extracted sentences of every language."""
     """Cross-lingual tables with Chinese or Japanese: add the teacher's tokens the parallel corpus missed."""
     seed: int = 0
@@ -164,6 +167,12 @@ def build(
             f"--languages {','.join(settings.languages)} needs {len(settings.languages) - 1} parallel file(s) pairing "
             f"{settings.languages[0]} with each other language, got {len(settings.parallel or [])}."
         )
+    for language, path in (settings.extra_pairs or {}).items():
+        if language not in settings.languages[1:]:
+            raise ValueError(
+                f"Extra pairs for {language!r}, which is not one of the paired languages {settings.languages[1:]}."
+            )
+        check_corpus_source(path)
     if settings.dim < 1:
         raise ValueError(f"dim must be positive, got {settings.dim}.")
     output = Path(output).resolve()
@@ -220,6 +229,7 @@ def build(
         settings.seed,
         settings.center_teacher,
         *(["crosslingual-distillation"] if settings.crosslingual and settings.crosslingual_distillation else []),
+        *([_file_identity(path) for path in (settings.extra_pairs or {}).values()] if settings.crosslingual else []),
     )
     refinement = "contrastive" if multilingual is not None else "distillation"
     refined_path = work / f"{refinement}-{training_key}"
@@ -249,6 +259,23 @@ def build(
 def _read_multilingual(settings: BuildSettings) -> MultilingualCorpus:
     monolingual = {settings.languages[0]: list(iter_sentences(settings.corpus))} if settings.corpus else None
     return read_multilingual_corpus(settings.parallel or [], settings.languages, monolingual)
+
+
+def _file_identity(path: str) -> str:
+    """A file's path, size and modification time: a changed file changes the stage key."""
+    stat = os.stat(path)
+    return f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
+    from st_static.data import read_translation_pairs
+
+    extra: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for language, path in (settings.extra_pairs or {}).items():
+        pairs = [(" ".join(first.split()), " ".join(second.split())) for first, second in read_translation_pairs(path)]
+        extra[(settings.languages[0], language)] = [(first, second) for first, second in pairs if first and second]
+    return extra
 
 
 def _extract(
@@ -312,7 +339,12 @@ def _refine(
                 targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
                 distillation = (extraction.sentences(), targets)
             result = refine_by_translation(
-                reduced, pairs, distillation=distillation, center_teacher=settings.center_teacher, **common
+                reduced,
+                pairs,
+                distillation=distillation,
+                center_teacher=settings.center_teacher,
+                training_only_pairs=_extra_pairs(settings),
+                **common,
             )
         else:
             targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)

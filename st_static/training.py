@@ -356,6 +356,7 @@ def refine_by_translation(
     num_threads: int | None = 1,
     distillation: tuple[Sequence[str], np.ndarray | torch.Tensor] | None = None,
     center_teacher: bool = True,
+    training_only_pairs: dict[tuple[str, str], Sequence[tuple[str, str]]] | None = None,
 ) -> TrainingResult:
     """Refine a cross-lingual static model with the bilingual contrastive loss on translation pairs.
 
@@ -386,6 +387,10 @@ def refine_by_translation(
             keeps the teacher's similarity structure within each language while translations are pulled
             together (its validation loss is part of the sum).
         center_teacher: Centre the distillation targets (see :func:`refine_by_distillation`).
+        training_only_pairs: More pairs per language pair (e.g. a bilingual dictionary) added to the training
+            split only, so the validation loss stays on ``pairs``: held-out dictionary words would have rows
+            that no training pair reaches, and their loss could not fall. Pairs sharing a sentence with
+            ``pairs`` are skipped.
 
     Returns:
         The run's :class:`TrainingResult`; its history lists each dataset's loss in ``components``.
@@ -403,6 +408,7 @@ def refine_by_translation(
     if not isinstance(pairs, dict) or not pairs:
         raise TypeError("pairs must be a non-empty dict {(language1, language2): [(sentence1, sentence2), ...]}.")
     train_datasets, eval_datasets = {}, {}
+    training_only_sizes: dict[str, int] = {}
     for languages, language_pairs in pairs.items():
         name = _pair_name(languages)
         if name in train_datasets:
@@ -414,9 +420,20 @@ def refine_by_translation(
                 f"holding out {validation_size} for validation; need at least one batch of {batch_size}."
             )
         train, validation = split_indices(len(first), validation_size, seed)
-        train_datasets[name] = Dataset.from_dict(
-            {"sentence1": [first[i] for i in train], "sentence2": [second[i] for i in train]}
-        )
+        train_first, train_second = [first[i] for i in train], [second[i] for i in train]
+        extra = {_pair_name(key): value for key, value in (training_only_pairs or {}).items()}.get(name)
+        if extra:
+            extra_first, extra_second = _check_translation_pairs(extra, f"{name} (training only)")
+            seen_first, seen_second = set(first), set(second)
+            kept = [
+                (one, two)
+                for one, two in zip(extra_first, extra_second, strict=True)
+                if one not in seen_first and two not in seen_second
+            ]
+            train_first += [one for one, _ in kept]
+            train_second += [two for _, two in kept]
+            training_only_sizes[name] = len(kept)
+        train_datasets[name] = Dataset.from_dict({"sentence1": train_first, "sentence2": train_second})
         eval_datasets[name] = Dataset.from_dict(
             {"sentence1": [first[i] for i in validation], "sentence2": [second[i] for i in validation]}
         )
@@ -441,6 +458,8 @@ def refine_by_translation(
     }
     if distillation is not None:
         settings["center_teacher"] = center_teacher
+    if training_only_sizes:
+        settings["training_only_pairs"] = training_only_sizes
     return _refine(
         model,
         module,

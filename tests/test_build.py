@@ -186,8 +186,42 @@ def test_cli_build_passes_its_options_to_the_build(tmp_path, monkeypatch):
     parallel.write_text("en\tother\na\tb\n", encoding="utf-8")
     arguments = ["build", "--out", str(tmp_path / "m"), "--parallel", str(parallel), "--languages", "en,ja"]
     arguments += ["--removed-components", "10", "--no-complete-spaceless", "--crosslingual-distillation"]
+    arguments += ["--extra-pairs", f"ja={parallel}"]
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 1 and "stopped after reading the settings" in result.output
     settings = captured["settings"]
     assert settings.removed_components == 10 and settings.languages == ["en", "ja"]
     assert settings.complete_spaceless is False and settings.crosslingual_distillation is True
+    assert settings.extra_pairs == {"ja": str(parallel)}
+    result = CliRunner().invoke(
+        app, ["build", "--out", str(tmp_path / "m"), "--parallel", str(parallel), "--extra-pairs", "ja"]
+    )
+    assert result.exit_code == 1 and "LANG=FILE" in result.output
+
+
+def test_extra_pairs_join_the_contrastive_training_only(teacher, tmp_path):
+    parallel = tmp_path / "en-de.tsv"
+    rows = [f"{english}\t{german}" for english, german in zip(TINY_CORPUS, GERMAN, strict=True)]
+    parallel.write_text("en\tother\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    dictionary = tmp_path / "en-de-words.tsv"
+    words = [("cat", "katze"), ("dog", "hund"), ("mat", "matte"), ("red", "rot"), ("old", "alt"), ("log", "holz")]
+    dictionary.write_text("en\tother\n" + "\n".join(f"{e}\t{g}" for e, g in words) + "\n", encoding="utf-8")
+    plain = build(tiny_settings(teacher, parallel=[str(parallel)], languages=["en", "de"]), tmp_path / "plain")
+    settings = tiny_settings(
+        teacher, parallel=[str(parallel)], languages=["en", "de"], extra_pairs={"de": str(dictionary)}
+    )
+    result = build(settings, tmp_path / "model", work_dir=plain.work_dir)
+
+    history = json.loads((result.output / "training" / "training_history.json").read_text())
+    assert history["settings"]["train_size"] == {"en-de": len(TINY_CORPUS) - 8 + len(words)}
+    assert history["settings"]["training_only_pairs"] == {"en-de": len(words)}
+    # Only the refinement is new: extraction and PCA are the cached ones, so the vocabulary is unchanged.
+    assert result.model[0].vocabulary == plain.model[0].vocabulary
+    assert len(list(plain.work_dir.glob("contrastive-*"))) == 2 and len(list(plain.work_dir.glob("pca-*"))) == 1
+    with pytest.raises(ValueError, match="not one of the paired languages"):
+        build(
+            tiny_settings(
+                teacher, parallel=[str(parallel)], languages=["en", "de"], extra_pairs={"fr": str(dictionary)}
+            ),
+            tmp_path / "x",
+        )

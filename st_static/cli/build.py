@@ -80,6 +80,14 @@ def build(
             "language in turn with the contrastive loss (keeps each language's similarity structure).",
         ),
     ] = False,
+    extra_pairs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extra-pairs",
+            help="LANG=FILE: more translation pairs (pivot first, e.g. a dictionary from scripts/jmdict_pairs.py) "
+            "for the contrastive training only; repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
     from st_static.build import DEV_TASKS, BuildSettings, describe_scores, dev_set_evaluator
@@ -96,6 +104,12 @@ def build(
             evaluator = dev_set_evaluator(eval_data, tasks=DEV_TASKS if not parallel else None)
         except (FileNotFoundError, DataFormatError) as error:
             raise fail(str(error)) from error
+    extra: dict[str, str] = {}
+    for item in extra_pairs or []:
+        language, separator, path = item.partition("=")
+        if not separator or not language.strip() or not path.strip():
+            raise fail(f"--extra-pairs takes LANG=FILE, got {item!r}.")
+        extra[language.strip()] = path.strip()
     settings = BuildSettings(
         teacher=teacher,
         corpus=str(corpus) if corpus is not None else None,
@@ -112,6 +126,7 @@ def build(
         center_teacher=center_teacher,
         complete_spaceless=complete_spaceless,
         crosslingual_distillation=crosslingual_distillation,
+        extra_pairs=extra or None,
     )
     command = "st-static " + shlex.join(sys.argv[1:])
     try:
