@@ -353,6 +353,8 @@ def _refine(
             )
         if build_command:
             result.model[0].metadata["build_command"] = build_command
+        if settings.extra_pairs and pairs is not None:
+            result.model[0].metadata["extra_pairs"] = [Path(path).name for path in settings.extra_pairs.values()]
         save_model(result.model, staging / "model")
         shutil.move(str(staging / "record"), str(staging / "model" / "training"))
         replace_folder(staging / "model", destination)

@@ -306,3 +306,16 @@ def test_card_command_measures_and_records_speed(described_model, tmp_path):
 def test_speed_needs_texts(word_model):
     with pytest.raises(ValueError, match="at least one text"):
         measure_speed(word_model, [])
+
+
+def test_licence_notes_name_every_training_file():
+    from st_static.model_card.facts import TeacherInfo, license_facts
+
+    metadata = {"corpus": "en-60k.txt, en-ja.tsv", "extra_pairs": ["en-ja-jmdict.tsv"]}
+    teacher = TeacherInfo("multilingual-e5-small", "intfloat/multilingual-e5-small", "mit")
+    license_, _, notes = license_facts(metadata, teacher)
+    assert license_ == "mit"
+    assert any(note.startswith("`en-60k.txt`: the first 60,000 lines of en.txt") for note in notes)
+    assert any(note.startswith("`en-ja.tsv`: STS-B train/dev sentences") for note in notes)
+    assert any(note.startswith("`en-ja-jmdict.tsv`: JMdict") and "CC BY-SA 4.0" in note for note in notes)
+    assert "copyleft" in notes[-1]

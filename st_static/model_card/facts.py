@@ -42,9 +42,12 @@ _PARALLEL_SOURCES = (
 KNOWN_DATA_LICENSES: dict[str, str] = {
     "en.txt": "WordNet 3.0 glosses and examples (WordNet 3.0 licence), the Brown Corpus (redistribution "
     "permitted), State of the Union addresses and Moby-Dick (public domain)",
+    "en-60k.txt": "the first 60,000 lines of en.txt: WordNet 3.0 glosses and examples (WordNet 3.0 licence), the "
+    "Brown Corpus (redistribution permitted), State of the Union addresses and Moby-Dick (public domain)",
     "en-de.tsv": _PARALLEL_SOURCES + " and the Ding German-English dictionary (GPL-2+)",
     "en-ja.tsv": _PARALLEL_SOURCES,
     "en-zh.tsv": _PARALLEL_SOURCES,
+    "en-ja-jmdict.tsv": "JMdict common entries, from scripts/jmdict_pairs.py (EDRDG licence, CC BY-SA 4.0)",
 }
 COPYLEFT_NOTE = (
     "Part of this text is under copyleft licences (GPL, CC BY-SA). Whether a table distilled from it is a "
@@ -212,7 +215,10 @@ def license_facts(metadata: dict[str, Any], teacher: TeacherInfo) -> tuple[str |
             "derived from the text it was distilled on:"
         )
     notes = []
-    for path in as_list(metadata.get("corpus")) + as_list(metadata.get("parallel")):
+    # The build records several corpus files as one "a.txt, b.tsv" string.
+    corpus = [part.strip() for item in as_list(metadata.get("corpus")) for part in item.split(", ") if part.strip()]
+    sources = corpus + as_list(metadata.get("parallel")) + as_list(metadata.get("extra_pairs"))
+    for path in sources:
         known = KNOWN_DATA_LICENSES.get(Path(path).name)
         notes.append(f"`{display_path(path)}`: {known if known else 'licence not recorded, check it'}.")
     if metadata.get("data_license"):
