@@ -34,8 +34,9 @@ def clean_gloss(gloss: str) -> str:
     return gloss[3:] if gloss.startswith("to ") else gloss
 
 
-def common_pairs(database: Path) -> list[tuple[str, str]]:
-    """``(english, japanese)`` for every common JMdict entry, in dictionary order."""
+def common_pairs(database: Path, all_entries: bool = False) -> list[tuple[str, str]]:
+    """``(english, japanese)`` for every common JMdict entry (every entry with ``all_entries``), in dictionary
+    order: common entries first."""
     connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     marks = ",".join("?" * len(COMMON))
     written = connection.execute(
@@ -47,8 +48,14 @@ def common_pairs(database: Path) -> list[tuple[str, str]]:
         "AND n.idseq NOT IN (SELECT idseq FROM Kanji) ORDER BY n.ID",
         COMMON,
     ).fetchall()
+    forms = [*written, *kana_only]
+    if all_entries:
+        forms += connection.execute("SELECT idseq, text FROM Kanji ORDER BY ID").fetchall()
+        forms += connection.execute(
+            "SELECT idseq, text FROM Kana WHERE idseq NOT IN (SELECT idseq FROM Kanji) ORDER BY ID"
+        ).fetchall()
     form: dict[int, str] = {}
-    for idseq, text in [*written, *kana_only]:
+    for idseq, text in forms:
         form.setdefault(idseq, text)
     gloss: dict[int, str] = {}
     rows = connection.execute(
@@ -66,8 +73,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, default=None, help="jamdict.db (default: the jamdict-data package's)")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--all-entries", action="store_true", help="every entry, not only the common ones")
     args = parser.parse_args()
-    pairs = common_pairs(args.db or default_database())
+    pairs = common_pairs(args.db or default_database(), all_entries=args.all_entries)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     temporary = args.out.with_name(args.out.name + ".tmp")
     with temporary.open("w", encoding="utf-8") as handle:

@@ -50,6 +50,13 @@ def test_common_entries_become_one_pair_each(tmp_path: Path) -> None:
     # words are left out; the first gloss of the first sense, without notes or the infinitive marker.
     assert script.common_pairs(database) == [("birthday", "誕生日"), ("eat", "食べる"), ("thank you", "ありがとう")]
     assert script.clean_gloss("to go (somewhere)") == "go"
+    # Every entry: the uncommon one joins after the common ones; an entry without an English gloss never does.
+    assert script.common_pairs(database, all_entries=True) == [
+        ("birthday", "誕生日"),
+        ("eat", "食べる"),
+        ("thank you", "ありがとう"),
+        ("rare word", "稀語"),
+    ]
 
 
 def test_command_writes_a_translation_pair_file(tmp_path: Path) -> None:
