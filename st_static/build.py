@@ -7,12 +7,12 @@ changed setting redoes only the stages it affects.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sentence_transformers import SentenceTransformer
 
+from st_static.errors import UnsafeDestinationError
 from st_static.extraction.corpus import CorpusError, check_corpus_source, iter_sentences
 from st_static.extraction.multilingual import (
     SPACELESS_LANGUAGES,
@@ -38,7 +39,8 @@ from st_static.extraction.stages import (
     run_extraction,
     run_reduction,
 )
-from st_static.io import load_model, replace_folder, save_model
+from st_static.files import check_destination, content_digest, folder_lock, staged_folder
+from st_static.io import holds_st_static_output, load_model, write_model
 from st_static.teachers import DEFAULT_TEACHER, resolve_teacher
 
 logger = logging.getLogger(__name__)
@@ -140,6 +142,7 @@ def build(
     work_dir: str | os.PathLike[str] | None = None,
     evaluate: Evaluator | None = None,
     build_command: str | None = None,
+    force: bool = False,
 ) -> BuildResult:
     """Build a static model from a teacher and a corpus, caching every stage.
 
@@ -151,6 +154,7 @@ def build(
         evaluate: Scores a model (task name -> result); applied after each stage, the last result is saved
             as the model's ``evaluation.json``.
         build_command: The command line that ran the build, recorded in the model card.
+        force: Replace ``output`` even when it is a non-empty folder that is not an st-static model.
 
     Returns:
         The final model, stage scores and timings.
@@ -175,17 +179,43 @@ def build(
         check_corpus_source(path)
     if settings.dim < 1:
         raise ValueError(f"dim must be positive, got {settings.dim}.")
-    output = Path(output).resolve()
+    inputs = [*([settings.corpus] if settings.corpus else []), *(settings.parallel or [])]
+    inputs += [*(settings.extra_pairs or {}).values(), *([settings.teacher] if os.path.isdir(settings.teacher) else [])]
+    output = check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)
     work = Path(work_dir).resolve() if work_dir is not None else default_work_dir(output)
+    if work == output or work.is_relative_to(output):
+        raise UnsafeDestinationError(f"The work folder {work} must not be inside the output folder {output}.")
+    check_destination(work, replaceable=lambda _: True, inputs=inputs, what="work folder")
     work.mkdir(parents=True, exist_ok=True)
+    with folder_lock(work) if _is_first_process() else contextlib.nullcontext():
+        return _build_stages(settings, output, work, inputs, evaluate, build_command, force)
+
+
+def _is_first_process() -> bool:
+    """Whether this is the process that writes (rank 0 under torchrun, or the only one)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def _build_stages(
+    settings: BuildSettings,
+    output: Path,
+    work: Path,
+    inputs: list[str],
+    evaluate: Evaluator | None,
+    build_command: str | None,
+    force: bool,
+) -> BuildResult:
+    """The stages of :func:`build`, run while holding the work folder's lock."""
     seconds: dict[str, float] = {}
     stage_scores: dict[str, dict[str, dict[str, Any]]] = {}
 
     extraction_settings = settings.extraction_settings()
-    inputs = [
-        os.path.abspath(path) for path in [*([settings.corpus] if settings.corpus else []), *(settings.parallel or [])]
+    corpus_digests = [
+        content_digest(path) for path in [*([settings.corpus] if settings.corpus else []), *(settings.parallel or [])]
     ]
-    extraction_key = _stage_key(asdict(extraction_settings), inputs, settings.languages, settings.spaceless_vocab_size)
+    extraction_key = _stage_key(
+        asdict(extraction_settings), corpus_digests, settings.languages, settings.spaceless_vocab_size
+    )
     started = time.perf_counter()
     multilingual = _read_multilingual(settings) if settings.crosslingual else None
     extraction = _extract(settings, extraction_settings, multilingual, work / f"extraction-{extraction_key}")
@@ -229,7 +259,7 @@ def build(
         settings.seed,
         settings.center_teacher,
         *(["crosslingual-distillation"] if settings.crosslingual and settings.crosslingual_distillation else []),
-        *([_file_identity(path) for path in (settings.extra_pairs or {}).values()] if settings.crosslingual else []),
+        *([content_digest(path) for path in (settings.extra_pairs or {}).values()] if settings.crosslingual else []),
     )
     refinement = "contrastive" if multilingual is not None else "distillation"
     refined_path = work / f"{refinement}-{training_key}"
@@ -244,7 +274,7 @@ def build(
     if evaluate is not None:
         stage_scores[refinement] = evaluate(refined)
 
-    _publish(refined_path, output, stage_scores.get(refinement), build_command)
+    _publish(refined_path, output, stage_scores.get(refinement), build_command, inputs, force)
     logger.info("Built %s in %.0f s (peak memory %.0f MiB).", output, sum(seconds.values()), peak_memory_mib())
     return BuildResult(
         model=load_model(output),
@@ -259,12 +289,6 @@ def build(
 def _read_multilingual(settings: BuildSettings) -> MultilingualCorpus:
     monolingual = {settings.languages[0]: list(iter_sentences(settings.corpus))} if settings.corpus else None
     return read_multilingual_corpus(settings.parallel or [], settings.languages, monolingual)
-
-
-def _file_identity(path: str) -> str:
-    """A file's path, size and modification time: a changed file changes the stage key."""
-    stat = os.stat(path)
-    return f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
@@ -319,8 +343,7 @@ def _refine(
     pairs; saves the refined model with its training record."""
     from st_static.training import refine_by_distillation, refine_by_translation
 
-    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent))
-    try:
+    with staged_folder(destination, replaceable=lambda _: True) as staging:
         common = {
             "max_steps": settings.steps,
             "batch_size": settings.batch_size,
@@ -331,7 +354,7 @@ def _refine(
             "patience": settings.patience,
             "matryoshka_dims": settings.matryoshka_dims,
             "seed": settings.seed,
-            "output_dir": staging / "record",
+            "output_dir": staging / "training",
         }
         if pairs is not None:
             distillation = None
@@ -355,30 +378,28 @@ def _refine(
             result.model[0].metadata["build_command"] = build_command
         if settings.extra_pairs and pairs is not None:
             result.model[0].metadata["extra_pairs"] = [Path(path).name for path in settings.extra_pairs.values()]
-        save_model(result.model, staging / "model")
-        shutil.move(str(staging / "record"), str(staging / "model" / "training"))
-        replace_folder(staging / "model", destination)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        write_model(result.model, staging)
     training = json.loads((destination / "training" / "training_history.json").read_text(encoding="utf-8"))
     return load_model(destination), training
 
 
-def _publish(source: Path, output: Path, results: dict[str, dict[str, Any]] | None, build_command: str | None) -> None:
+def _publish(
+    source: Path,
+    output: Path,
+    results: dict[str, dict[str, Any]] | None,
+    build_command: str | None,
+    inputs: list[str],
+    force: bool,
+) -> None:
     """Copy the finished model folder to ``output`` atomically, with its evaluation file and a fresh card."""
     from st_static.evaluation.report import evaluation_document, write_json
     from st_static.model_card import write_model_card
 
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    try:
-        shutil.copytree(source, staging / "model")
+    with staged_folder(output, replaceable=holds_st_static_output, inputs=inputs, force=force) as staging:
+        shutil.copytree(source, staging, dirs_exist_ok=True)
         if results is not None:
-            write_json(evaluation_document(output.name, results), staging / "model" / "evaluation.json")
-        write_model_card(staging / "model", build_command=build_command)
-        replace_folder(staging / "model", output)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            write_json(evaluation_document(output.name, results), staging / "evaluation.json")
+        write_model_card(staging, build_command=build_command)
 
 
 def dev_set_evaluator(

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,47 +14,60 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
+from st_static.files import staged_folder
 from st_static.model_card import attach_card_data
-from st_static.static_word_average import ModelFolderError, StaticWordAverage
+from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 
 
-def save_model(model: SentenceTransformer, path: str | os.PathLike[str], **save_kwargs: Any) -> Path:
-    """Save ``model`` to ``path`` atomically: write a sibling temporary folder, then rename it into place.
+def holds_st_static_output(folder: Path) -> bool:
+    """Whether ``folder`` is something st-static wrote: a model folder, or a stage/extraction folder holding one."""
+    return (folder / CONFIG_FILE_NAME).is_file() or (folder / "model" / CONFIG_FILE_NAME).is_file()
+
+
+def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **save_kwargs: Any) -> Path:
+    """Write ``model`` into the existing (staging) folder ``folder``, with the st-static card for a static model.
+
+    Use :func:`save_model` for a destination that users see; this is the step it runs inside its staging folder.
+    """
+    if isinstance(model[0], StaticEmbedding):
+        attach_card_data(model)
+    model.save_pretrained(str(folder), **save_kwargs)
+    return Path(folder)
+
+
+def save_model(
+    model: SentenceTransformer,
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    **save_kwargs: Any,
+) -> Path:
+    """Save ``model`` to ``path`` atomically: write a sibling temporary folder, then swap it into place.
 
     An interrupted save leaves the previous folder (if any) untouched and no partial folder under ``path``.
     A static model gets the st-static model card (:func:`st_static.model_card.attach_card_data`).
 
     Args:
         model: The model to save.
-        path: The destination folder; replaced if it exists.
+        path: The destination folder: new, empty, or an earlier st-static model (replaced).
+        force: Also replace a non-empty folder that is not an st-static model (its files are deleted).
+        inputs: Files or folders this save was made from; ``path`` must not contain any of them.
         **save_kwargs: Passed to ``SentenceTransformer.save_pretrained``.
 
     Returns:
         The destination path.
+
+    Raises:
+        UnsafeDestinationError: If ``path`` is a file, the current or home folder, holds an input, or is a
+            non-empty folder of other files (without ``force``).
+        FolderInUseError: If another process is writing the same destination.
     """
-    destination = Path(path).resolve()
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(model[0], StaticEmbedding):
-        attach_card_data(model)
-    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.tmp-", dir=destination.parent))
-    try:
-        model.save_pretrained(str(staging), **save_kwargs)
-        replace_folder(staging, destination)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return destination
-
-
-def replace_folder(source: Path, destination: Path) -> None:
-    """Move the finished folder ``source`` to ``destination``, replacing it with two renames."""
-    backup = None
-    if destination.exists():
-        backup = destination.with_name(f".{destination.name}.old-{os.getpid()}")
-        shutil.rmtree(backup, ignore_errors=True)
-        os.replace(destination, backup)
-    os.replace(source, destination)
-    if backup is not None:
-        shutil.rmtree(backup, ignore_errors=True)
+    with staged_folder(
+        path, replaceable=holds_st_static_output, inputs=inputs, force=force, what="model folder"
+    ) as staging:
+        write_model(model, staging, **save_kwargs)
+    return Path(path).resolve()
 
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

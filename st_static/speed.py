@@ -13,7 +13,8 @@ from typing import Any
 
 from sentence_transformers import SentenceTransformer
 
-from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError, _write_atomically
+from st_static.files import write_text_atomically
+from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
 
 
 def machine_description() -> str:
@@ -83,4 +84,4 @@ def record_speed(folder: str | os.PathLike[str], speed: dict[str, Any]) -> None:
         raise ModelFolderError(f"{folder}: cannot read {CONFIG_FILE_NAME} ({error}).") from error
     config.setdefault("metadata", {})["speed"] = speed
     text = json.dumps(config, indent=2, sort_keys=True)
-    _write_atomically(path, lambda target: target.write_text(text, encoding="utf-8"))
+    write_text_atomically(path, text)

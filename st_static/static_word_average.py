@@ -18,6 +18,7 @@ from tokenizers import Tokenizer
 from torch import nn
 from transformers import PreTrainedTokenizerFast
 
+from st_static.files import write_file_atomically, write_text_atomically
 from st_static.tokenization import (
     DROPPED,
     build_word_tokenizer,
@@ -279,10 +280,10 @@ class StaticWordAverage(StaticEmbedding):
         output.mkdir(parents=True, exist_ok=True)
         (output / "modules.json").unlink(missing_ok=True)
         weights = {"embedding.weight": self.embedding.weight.detach().to("cpu").contiguous()}
-        _write_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
-        _write_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
+        write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
+        write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
         config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
-        _write_atomically(output / CONFIG_FILE_NAME, lambda path: path.write_text(config_text, encoding="utf-8"))
+        write_text_atomically(output / CONFIG_FILE_NAME, config_text)
 
     @classmethod
     def load(
@@ -365,15 +366,6 @@ class StaticWordAverage(StaticEmbedding):
         module = cls(tokenizer, word_vectors, metadata=config.get("metadata"))
         module.folded_column_scale = None if column_scale is None else column_scale.float()
         return module
-
-
-def _write_atomically(path: Path, write: Any) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 # sentence-transformers records ``type(module).__module__`` and ``__name__`` in ``modules.json`` and, since

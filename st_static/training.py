@@ -38,8 +38,9 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
+from st_static.files import write_file_atomically, write_text_atomically
 from st_static.losses import BilingualContrastiveLoss, SimilarityDistillationLoss
-from st_static.static_word_average import StaticWordAverage, _write_atomically, check_texts
+from st_static.static_word_average import StaticWordAverage, check_texts
 
 logger = logging.getLogger(__name__)
 
@@ -554,7 +555,7 @@ def plot_training_curve(history: Sequence[ValidationRecord], path: str | os.Path
     axes.set_ylabel("validation loss" + (" (sum over language pairs)" if names else ""))
     axes.grid(alpha=0.3)
     axes.legend()
-    _write_atomically(path, lambda temporary: figure.savefig(temporary, format="png", dpi=120))
+    write_file_atomically(path, lambda temporary: figure.savefig(temporary, format="png", dpi=120))
     return path
 
 
@@ -563,7 +564,7 @@ def write_training_record(result: TrainingResult, output_dir: str | os.PathLike[
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"settings": settings, **result.to_dict()}, indent=2)
-    _write_atomically(output / HISTORY_FILE_NAME, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+    write_text_atomically(output / HISTORY_FILE_NAME, text)
     try:
         plot_training_curve(result.history, output / CURVE_FILE_NAME, result.best_step)
     except ImportError as error:

@@ -88,11 +88,16 @@ def build(
             "for the contrastive training only; repeatable.",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace --out even if it is a non-empty folder that is not an st-static model."),
+    ] = False,
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
     from st_static.build import DEV_TASKS, BuildSettings, describe_scores, dev_set_evaluator
     from st_static.build import build as run_build
     from st_static.data import DataFormatError
+    from st_static.errors import StStaticError
     from st_static.extraction import CorpusError, TeacherError
 
     if corpus is None and not parallel:
@@ -130,8 +135,8 @@ def build(
     )
     command = "st-static " + shlex.join(sys.argv[1:])
     try:
-        result = run_build(settings, out, work_dir=work_dir, evaluate=evaluator, build_command=command)
-    except (CorpusError, TeacherError, DataFormatError, ValueError) as error:
+        result = run_build(settings, out, work_dir=work_dir, evaluate=evaluator, build_command=command, force=force)
+    except (CorpusError, TeacherError, DataFormatError, StStaticError, ValueError) as error:
         raise fail(str(error)) from error
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))

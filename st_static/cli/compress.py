@@ -18,6 +18,7 @@ from st_static.compression import (
     read_frequencies,
     truncate_dimensions,
 )
+from st_static.errors import StStaticError
 from st_static.io import load_model, save_model
 from st_static.static_word_average import ModelFolderError
 
@@ -51,6 +52,9 @@ def compress(
         list[float] | None,
         typer.Option("--weight", "-w", help="Ensemble weight of each model, in order (repeat the option)."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace --output even if it is a non-empty folder that is not a model.")
+    ] = False,
 ) -> None:
     """Write a compact or combined copy of static models: ensemble -> prune -> truncate -> quantise.
 
@@ -72,8 +76,8 @@ def compress(
         if dim is not None:
             model = truncate_dimensions(model, dim)
         model = quantize(model, storage)
-        destination = save_model(model, output)
-    except (ModelFolderError, ValueError, TypeError, OSError) as error:
+        destination = save_model(model, output, force=force, inputs=[name for name in models if Path(name).exists()])
+    except (ModelFolderError, StStaticError, ValueError, TypeError, OSError) as error:
         raise fail(str(error)) from error
 
     inputs = sum(folder_size(name) for name in models if Path(name).is_dir())

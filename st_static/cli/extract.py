@@ -37,6 +37,7 @@ def extract(
     Under ``torchrun --nproc-per-node K -m st_static.cli extract ...`` the teacher pass is sharded across K
     processes (sums and counts all-reduced); the first process writes the folders.
     """
+    from st_static.errors import StStaticError
     from st_static.extraction import CorpusError, ExtractionSettings, TeacherError, run_extraction, run_reduction
     from st_static.extraction.extract import process_rank
 
@@ -54,7 +55,7 @@ def extract(
         stage = run_extraction(corpus, settings, out, resume=resume)
         if process_rank()[0] == 0:
             run_reduction(stage, out / "reduced", dim=dim, removed_components=removed_components, level=pca_level)
-    except (CorpusError, TeacherError, ValueError, FileNotFoundError) as error:
+    except (CorpusError, TeacherError, StStaticError, ValueError, FileNotFoundError) as error:
         raise fail(str(error)) from error
     if process_rank()[0] == 0:
         summary = {key: value for key, value in stage.stats.items() if key != "settings"}

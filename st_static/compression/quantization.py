@@ -39,12 +39,12 @@ from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
 from st_static.compression.pipeline import column_scale_dense, float_pipeline, rebuild
+from st_static.files import write_file_atomically, write_text_atomically
 from st_static.static_word_average import (
     CONFIG_FILE_NAME,
     TOKENIZER_FILE_NAME,
     WEIGHTS_FILE_NAME,
     StaticWordAverage,
-    _write_atomically,
 )
 
 StorageFormat = Literal["float32", "float16", "int8-row", "int8-column", "binary"]
@@ -208,10 +208,10 @@ class CompactStaticWordAverage(StaticWordAverage):
         output = Path(output_path)
         output.mkdir(parents=True, exist_ok=True)
         (output / "modules.json").unlink(missing_ok=True)
-        _write_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
-        _write_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
+        write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
+        write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
         config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
-        _write_atomically(output / CONFIG_FILE_NAME, lambda path: path.write_text(config_text, encoding="utf-8"))
+        write_text_atomically(output / CONFIG_FILE_NAME, config_text)
 
 
 # Recorded in modules.json as sentence-transformers' StaticEmbedding, like StaticWordAverage: the files are

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from st_static.files import write_json_atomically
 
 VERSIONED_PACKAGES = ("st-static", "sentence-transformers", "torch", "transformers", "tokenizers", "mteb", "numpy")
 DIAGNOSTIC_KEYS = ("alignment", "uniformity", "language_silhouette")
@@ -45,15 +45,7 @@ def write_json(document: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write ``document`` as indented JSON, atomically (temporary file in the same folder, then rename)."""
     destination = Path(path)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(document, file, indent=2, ensure_ascii=False, allow_nan=False)
-            file.write("\n")
-        os.replace(temporary, destination)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
-    return destination
+    return write_json_atomically(destination, document)
 
 
 def _number(value: Any, digits: int = 2) -> str:

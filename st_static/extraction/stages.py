@@ -21,7 +21,6 @@ import logging
 import os
 import resource
 import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -45,8 +44,9 @@ from st_static.extraction.vocabulary import (
     count_teacher_token_sentences,
     count_word_sentences,
 )
+from st_static.files import check_destination, staged_folder
 from st_static.inference import encode
-from st_static.io import load_model, replace_folder, save_model
+from st_static.io import holds_st_static_output, load_model, save_model
 from st_static.static_word_average import StaticWordAverage
 from st_static.teachers import resolve_teacher, teacher_repo_id
 from st_static.tokenization import build_word_tokenizer
@@ -188,6 +188,8 @@ def run_extraction(
         logger.info("Extraction already finished in %s; reusing it.", output)
         return ExtractionStage.open(output)
     check_corpus_source(corpus)
+    corpus_inputs = [corpus] if isinstance(corpus, str | os.PathLike) else []
+    check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
     timings: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -276,19 +278,13 @@ def run_extraction(
     if rank != 0:  # under torchrun, the first process writes the folder; the others wait for it
         torch.distributed.barrier()
         return ExtractionStage.open(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    try:
+    with staged_folder(output, replaceable=holds_st_static_output, inputs=corpus_inputs) as staging:
         save_model(model, staging / "model")
         (staging / "targets").mkdir()
         _write_lines(staging / "targets" / "sentences.txt", selection.sentences)
         np.save(staging / "targets" / "teacher_embeddings.npy", result.sentence_embeddings)
         _write_lines(staging / "pca_sentences.txt", pca_sentences or selection.pca_sentences)
         (staging / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
-        output.parent.mkdir(parents=True, exist_ok=True)
-        replace_folder(staging, output)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(partial, ignore_errors=True)
     if world_size > 1:
         torch.distributed.barrier()
@@ -378,16 +374,11 @@ def run_completion(
     )
     report["seconds"] = time.perf_counter() - started
     stats = {**extraction.stats, "completion": report}
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    try:
+    with staged_folder(output, replaceable=holds_st_static_output) as staging:
         save_model(SentenceTransformer(modules=[completed, Normalize()], device="cpu"), staging / "model")
         shutil.copytree(extraction.folder / "targets", staging / "targets", copy_function=_link_or_copy)
         _link_or_copy(extraction.pca_sentences_path, staging / "pca_sentences.txt")
         (staging / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
-        replace_folder(staging, output)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return ExtractionStage(folder=output, stats=stats)
 
 

@@ -15,6 +15,7 @@ from sentence_transformers.base.model_card import generate_model_card
 from sentence_transformers.sentence_transformer.model_card import SentenceTransformerModelCardData
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
+from st_static.files import write_text_atomically
 from st_static.inference import static_module
 from st_static.model_card.evaluation_table import (
     EVALUATION_FILE_NAME,
@@ -330,7 +331,5 @@ def write_model_card(
     targets = [readme] + ([Path(output)] if output is not None else [])
     for target in targets:
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, target)
+        write_text_atomically(target, text)
     return readme

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from sentence_transformers.sentence_transformer.model_card import SentenceTransformerModelCardData
 
+from st_static.files import write_text_atomically
+
 logger = logging.getLogger(__name__)
 
 SECTIONS_PATH = Path(__file__).with_name("sections.md")
@@ -102,7 +104,5 @@ def composed_template_path() -> Path:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     path = Path(tempfile.gettempdir()) / f"st-static-model-card-{digest}.md"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        write_text_atomically(path, text)
     return path

@@ -1,0 +1,20 @@
+"""The project's errors: every failure st-static reports on purpose derives from :class:`StStaticError`.
+
+The command line turns a ``StStaticError`` into one ``error:`` line and exit code 1; anything else is a bug and
+keeps its traceback. Each subclass also derives from the built-in error it stands for (``ValueError``,
+``RuntimeError``, ``OSError``), so code written against those keeps working.
+"""
+
+from __future__ import annotations
+
+
+class StStaticError(Exception):
+    """Base of st-static's own errors: a message meant for the user, saying what is wrong and what to do."""
+
+
+class UnsafeDestinationError(StStaticError, ValueError):
+    """An output path that must not be written or replaced (a file, a folder of other files, an input's folder)."""
+
+
+class FolderInUseError(StStaticError, RuntimeError):
+    """Another process holds the lock of a folder this run needs to write."""

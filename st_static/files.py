@@ -1,0 +1,328 @@
+"""Writing files and folders safely: the one place st-static publishes what it writes.
+
+* :func:`write_file_atomically` (and its text/JSON forms): a temporary file in the same folder, then one rename,
+  so a reader sees the old file or the new one, never half of one.
+* :func:`staged_folder`: a folder built under a hidden temporary name next to its destination, then swapped into
+  place (one atomic exchange on Linux, so concurrent writers of one destination each publish a whole folder and
+  the last one wins; two renames elsewhere). Before any work starts the destination is checked
+  (:func:`check_destination`): a file, the current or home folder, a folder holding an input of the run, or a
+  non-empty folder of something else is refused instead of replaced.
+* :func:`folder_lock`: one writer per working folder (a build's stage cache); a second process is told who
+  holds it.
+* :func:`recover_interrupted_swaps`: what a process killed in the middle of a swap left behind is restored or
+  removed by the next run.
+
+Everything published gets the modes the user's umask gives (a staging folder from ``mkdtemp`` is 0700 and
+safetensors writes 0600; both are widened to what ``mkdir``/``open`` would have made).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from st_static.errors import FolderInUseError, UnsafeDestinationError
+
+logger = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+_UMASK_LOCK = threading.Lock()
+
+
+# ---------------------------------------------------------------------------------------------------- modes
+def current_umask() -> int:
+    """The process's file-mode creation mask."""
+    status = Path("/proc/self/status")
+    with contextlib.suppress(OSError):
+        for line in status.read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def apply_umask_modes(path: PathLike) -> None:
+    """Give ``path`` (and, for a folder, everything in it) the modes a fresh ``mkdir``/``open`` would get."""
+    mask = current_umask()
+    root = Path(path)
+    entries = [root, *root.rglob("*")] if root.is_dir() and not root.is_symlink() else [root]
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        os.chmod(entry, (0o777 if entry.is_dir() else 0o666) & ~mask)
+
+
+# ---------------------------------------------------------------------------------------------------- files
+def write_file_atomically(path: PathLike, write: Callable[[Path], object]) -> Path:
+    """Call ``write(temporary_path)``, then rename the temporary file onto ``path``.
+
+    Args:
+        path: The file to write; its folder must exist.
+        write: Writes the complete file at the path it is given.
+
+    Returns:
+        ``path`` as a ``Path``.
+    """
+    destination = Path(path)
+    temporary = destination.with_name(f".{destination.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    try:
+        write(temporary)
+        apply_umask_modes(temporary)
+        os.replace(temporary, destination)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return destination
+
+
+def write_text_atomically(path: PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return write_file_atomically(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+
+
+def write_json_atomically(path: PathLike, document: Any, **dumps_arguments: Any) -> Path:
+    """Write ``document`` as indented JSON to ``path`` atomically (NaN refused: JSON has no such value)."""
+    arguments = {"indent": 2, "ensure_ascii": False, "allow_nan": False, **dumps_arguments}
+    return write_text_atomically(path, json.dumps(document, **arguments) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------------- destinations
+def _protected_folders() -> list[Path]:
+    """Folders that are never an output: the current folder, home, the root, and every folder above them."""
+    protected: set[Path] = set()
+    for anchor in (Path.cwd(), Path.home()):
+        anchor = anchor.resolve()
+        protected.update([anchor, *anchor.parents])
+    return sorted(protected)
+
+
+def check_destination(
+    destination: PathLike | None,
+    *,
+    replaceable: Callable[[Path], bool] | None = None,
+    inputs: Iterable[PathLike | None] = (),
+    force: bool = False,
+    what: str = "output folder",
+) -> Path:
+    """Check that ``destination`` may receive a new folder, and return it resolved.
+
+    Allowed: a path that does not exist, an empty folder, a folder ``replaceable`` accepts (an earlier st-static
+    output), or, with ``force``, any other folder. Never allowed, even with ``force``: an empty path, a file, a
+    symbolic link, the current folder, the home folder or a folder above either, and a folder that contains one
+    of ``inputs`` (the corpus, the teacher, the models being read, ...).
+
+    Raises:
+        UnsafeDestinationError: Saying why and what to do instead.
+    """
+    if destination is None or not str(destination).strip():
+        raise UnsafeDestinationError(f"The {what} is empty: give the path of a new folder.")
+    given = Path(destination).expanduser()
+    if given.is_symlink():
+        raise UnsafeDestinationError(f"{given} is a symbolic link; give the folder it points to, or a new path.")
+    target = given.resolve()
+    if target in _protected_folders():
+        raise UnsafeDestinationError(
+            f"{given} is {target}, which holds the current folder or the home folder; give a new folder for the "
+            f"{what} (e.g. {given / 'my-model'})."
+        )
+    if target.exists() and not target.is_dir():
+        raise UnsafeDestinationError(f"{given} is a file, not a folder; give a new folder for the {what}.")
+    for item in inputs:
+        if item is None or not str(item):
+            continue
+        source = Path(item).expanduser().resolve()
+        if source == target or source.is_relative_to(target):
+            raise UnsafeDestinationError(
+                f"{given} contains {item}, an input of this run; writing the {what} there would replace it. "
+                "Choose another folder."
+            )
+    if target.is_dir() and any(target.iterdir()):
+        if replaceable is not None and replaceable(target):
+            return target
+        if not force:
+            raise UnsafeDestinationError(
+                f"{given} is a folder with other files in it (not an st-static output); choose a new or empty "
+                "folder, or pass --force (force=True) to replace it and delete what it holds."
+            )
+        logger.warning("Replacing %s and everything in it (force).", target)
+    return target
+
+
+# ---------------------------------------------------------------------------------------------------- locks
+LOCK_FILE_NAME = ".st-static.lock"
+
+
+def _describe_owner(owner_file: Path) -> str:
+    try:
+        owner = json.loads(owner_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "another process"
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(owner.get("started", 0)))
+    return f"process {owner.get('pid')} (`{owner.get('command', '?')}`, since {started})"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: PathLike) -> Iterator[None]:
+    """Hold the exclusive lock of the working folder ``folder`` (created if missing) for the block.
+
+    The lock lives in a hidden file inside the folder, with the holder's pid and command next to it, so nothing
+    is left beside the folder. Re-entrant within a process; a second process fails at once instead of waiting.
+
+    Raises:
+        FolderInUseError: If another process holds the lock; the message names it.
+    """
+    folder = Path(folder).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    lock_path = folder / LOCK_FILE_NAME
+    owner_file = folder / (LOCK_FILE_NAME + ".owner")
+    lock = FileLock(str(lock_path), timeout=0, is_singleton=True, thread_local=False)
+    outermost = not lock.is_locked
+    try:
+        lock.acquire()
+    except Timeout as error:
+        raise FolderInUseError(
+            f"{folder} is in use by {_describe_owner(owner_file)}; wait for it to finish, or write to another folder."
+        ) from error
+    try:
+        if outermost:
+            owner = {"pid": os.getpid(), "command": " ".join(sys.argv), "started": time.time()}
+            write_json_atomically(owner_file, owner)
+        yield
+    finally:
+        if outermost:
+            owner_file.unlink(missing_ok=True)
+        lock.release()
+
+
+# ---------------------------------------------------------------------------------------------------- folder swaps
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover_interrupted_swaps(destination: PathLike) -> None:
+    """Repair what a process killed while publishing ``destination`` left next to it.
+
+    A ``.NAME.old-PID`` folder (the previous version, moved aside) is put back when nothing is at ``destination``
+    and removed otherwise; ``.NAME.tmp-PID-*`` staging folders and files of dead processes are removed.
+    """
+    target = Path(destination).resolve()
+    if not target.parent.is_dir():
+        return
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(old|tmp)-(\d+)(-.*)?$")
+    for entry in sorted(target.parent.iterdir()):
+        match = pattern.match(entry.name)
+        if match is None or _process_alive(int(match.group(2))):
+            continue
+        if match.group(1) == "old" and not target.exists():
+            os.rename(entry, target)
+            logger.warning("Restored %s from %s, left by an interrupted save.", target, entry.name)
+        elif entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); ``False`` where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+def publish_folder(staging: PathLike, destination: PathLike) -> None:
+    """Move the finished folder ``staging`` to ``destination``, replacing what is there.
+
+    With an existing destination, the two folders are exchanged atomically where the OS can (the old content
+    then sits in ``staging`` and is removed); elsewhere the old folder is renamed aside first, and
+    :func:`recover_interrupted_swaps` restores it if the process dies between the two renames.
+    """
+    source, target = Path(staging), Path(destination)
+    apply_umask_modes(source)
+    if not target.exists():
+        os.rename(source, target)
+        return
+    if _exchange(source, target):
+        shutil.rmtree(source, ignore_errors=True)
+        return
+    backup = target.with_name(f".{target.name}.old-{os.getpid()}")
+    shutil.rmtree(backup, ignore_errors=True)
+    os.rename(target, backup)
+    os.rename(source, target)
+    shutil.rmtree(backup, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_folder(
+    destination: PathLike,
+    *,
+    replaceable: Callable[[Path], bool] | None = None,
+    inputs: Iterable[PathLike | None] = (),
+    force: bool = False,
+    what: str = "output folder",
+) -> Iterator[Path]:
+    """Build a folder under a temporary name and publish it at ``destination`` when the block succeeds.
+
+    The destination is checked (:func:`check_destination`) before the block runs and again just before the swap;
+    leftovers of an interrupted earlier swap are repaired first (:func:`recover_interrupted_swaps`). When the block
+    raises, nothing changes at ``destination`` and the staging folder is removed.
+
+    Yields:
+        The empty staging folder to fill (next to ``destination``, on the same file system).
+    """
+    inputs = list(inputs)
+    checks = {"replaceable": replaceable, "inputs": inputs, "force": force, "what": what}
+    target = check_destination(destination, **checks)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    recover_interrupted_swaps(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
+    try:
+        yield staging
+        check_destination(target, **checks)  # again: the block may have run for hours
+        publish_folder(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def content_digest(path: PathLike) -> str:
+    """``size:sha256`` of a file's bytes: a cache key that changes when the content does, wherever the file is."""
+    source = Path(path)
+    with source.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    return f"{source.stat().st_size}:{digest}"

@@ -1,0 +1,231 @@
+"""Reliability probes: outputs never delete what they should not, one writer per folder, content-keyed stages,
+readable outputs, and recovery from interrupted swaps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import st_static.extraction.stages as stages_module
+from st_static import save_model
+from st_static.build import build
+from st_static.cli import app
+from st_static.errors import FolderInUseError, StStaticError, UnsafeDestinationError
+from st_static.files import folder_lock, recover_interrupted_swaps, staged_folder
+
+from .teachers import TINY_CORPUS, make_tiny_teacher
+from .test_build import tiny_settings
+
+runner = CliRunner()
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory) -> Path:
+    return make_tiny_teacher(tmp_path_factory.mktemp("teacher"))
+
+
+# ------------------------------------------------------------------------------------------ safe destinations
+def test_save_refuses_a_folder_of_other_files_and_keeps_them(word_model, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    with pytest.raises(UnsafeDestinationError, match="not an st-static output"):
+        save_model(word_model, project)
+    assert (project / "notes.txt").read_text() == "mine"
+
+
+def test_force_replaces_a_folder_of_other_files(word_model, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    save_model(word_model, project, force=True)
+    assert not (project / "notes.txt").exists()
+    assert (project / "modules.json").is_file()
+
+
+def test_an_earlier_model_is_replaced_without_force(word_model, tmp_path):
+    save_model(word_model, tmp_path / "model")
+    (tmp_path / "model" / "stale.txt").write_text("from the old model")
+    save_model(word_model, tmp_path / "model")
+    assert not (tmp_path / "model" / "stale.txt").exists()
+
+
+@pytest.mark.parametrize("name", ["", ".", "cwd-parent", "home"])
+def test_the_current_folder_home_and_empty_paths_are_never_outputs(word_model, tmp_path, monkeypatch, name):
+    work = tmp_path / "here"
+    work.mkdir()
+    (work / "keep.txt").write_text("keep")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(work))
+    destination = {"": "", ".": ".", "cwd-parent": str(tmp_path), "home": "~"}[name]
+    with pytest.raises(UnsafeDestinationError):
+        save_model(word_model, destination, force=True)
+    assert (work / "keep.txt").read_text() == "keep"
+
+
+def test_a_file_at_the_destination_is_an_error(word_model, tmp_path):
+    (tmp_path / "model").write_text("a file")
+    with pytest.raises(UnsafeDestinationError, match="is a file"):
+        save_model(word_model, tmp_path / "model", force=True)
+    assert (tmp_path / "model").read_text() == "a file"
+
+
+def test_compress_to_the_current_folder_is_refused_and_deletes_nothing(word_model, tmp_path, monkeypatch):
+    model = save_model(word_model, tmp_path / "model")
+    monkeypatch.chdir(tmp_path)
+    for output in (".", ""):
+        result = runner.invoke(app, ["compress", str(model), "-o", output, "-s", "float16"])
+        assert result.exit_code == 1, result.output
+        assert result.output.startswith("error:")
+    assert (tmp_path / "model" / "modules.json").is_file()
+
+
+def test_build_into_the_corpus_folder_is_refused_before_the_teacher_runs(teacher, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    corpus = project / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    monkeypatch.setattr(stages_module, "extract_word_vectors", lambda *a, **k: pytest.fail("teacher ran"))
+    with pytest.raises(UnsafeDestinationError, match="an input of this run"):
+        build(tiny_settings(teacher, corpus=str(corpus)), project, force=True)
+    assert corpus.is_file()
+
+
+# ------------------------------------------------------------------------------------------ one writer per folder
+LOCK_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from st_static.files import folder_lock
+    with folder_lock(sys.argv[1]):
+        print("locked", flush=True)
+        time.sleep(60)
+    """
+)
+
+
+def test_a_second_writer_is_told_who_holds_the_folder(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(tmp_path / "out.work")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(FolderInUseError, match=rf"process {holder.pid}"), folder_lock(tmp_path / "out.work"):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with folder_lock(tmp_path / "out.work"):  # free again once the holder is gone
+        pass
+
+
+def test_the_lock_is_reentrant_within_a_process_and_leaves_nothing_beside_the_folder(tmp_path):
+    with folder_lock(tmp_path / "x"), folder_lock(tmp_path / "x"):
+        pass
+    assert [path.name for path in tmp_path.iterdir()] == ["x"]
+
+
+# ------------------------------------------------------------------------------------------ content-keyed stages
+def test_a_corpus_edited_in_place_is_read_again(teacher, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    first = build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "model")
+    stat_before = corpus.stat()
+    corpus.write_text("\n".join([*TINY_CORPUS, "zebras graze on the savannah", "zebras graze"] * 3) + "\n")
+    os.utime(corpus, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))  # same mtime: content decides
+    second = build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "model")
+    assert "zebras" not in first.model[0].vocabulary
+    assert "zebras" in second.model[0].vocabulary
+
+
+# ------------------------------------------------------------------------------------------ permissions
+def test_published_folders_and_files_follow_the_umask(word_model, tmp_path):
+    previous = os.umask(0o022)
+    try:
+        folder = save_model(word_model, tmp_path / "model")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    for path in folder.rglob("*"):
+        expected = 0o755 if path.is_dir() else 0o644
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+
+
+# ------------------------------------------------------------------------------------------ interrupted swaps
+def test_a_backup_left_by_a_killed_swap_is_restored(word_model, tmp_path):
+    save_model(word_model, tmp_path / "model")
+    backup = tmp_path / f".model.old-{dead_pid()}"
+    os.rename(tmp_path / "model", backup)  # killed between the two renames: nothing at the destination
+    recover_interrupted_swaps(tmp_path / "model")
+    assert (tmp_path / "model" / "modules.json").is_file()
+    assert not backup.exists()
+
+
+def test_stale_staging_folders_of_dead_processes_are_removed(word_model, tmp_path):
+    save_model(word_model, tmp_path / "model")
+    stale = tmp_path / f".model.tmp-{dead_pid()}-abc"
+    stale.mkdir()
+    old = tmp_path / f".model.old-{dead_pid()}"
+    old.mkdir()
+    save_model(word_model, tmp_path / "model")
+    assert not stale.exists()
+    assert not old.exists()
+
+
+KILLED_BETWEEN_RENAMES = textwrap.dedent(
+    """
+    import os, signal, sys
+    import st_static.files as files
+    from st_static import load_model, save_model
+    files._exchange = lambda first, second: False   # the two-rename path of systems without an atomic exchange
+    real_rename = os.rename
+    def rename(source, destination):
+        real_rename(source, destination)
+        if ".old-" in str(destination):
+            os.kill(os.getpid(), signal.SIGKILL)
+    os.rename = rename
+    save_model(load_model(sys.argv[1]), sys.argv[1])
+    """
+)
+
+
+def test_a_save_killed_between_the_two_renames_loses_nothing(word_model, tmp_path):
+    folder = save_model(word_model, tmp_path / "model")
+    before = word_model.encode(["the cat sat"])
+    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_RENAMES, str(folder)], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    assert not folder.exists()  # the window the recovery is for
+    save_model(word_model, tmp_path / "other")  # any later run repairs it ...
+    recover_interrupted_swaps(folder)  # ... as does the next save to the same place (it calls this first)
+    from st_static import load_model
+
+    np.testing.assert_allclose(load_model(folder).encode(["the cat sat"]), before, atol=1e-6)
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".model.")] == []
+
+
+def test_a_failed_block_leaves_the_destination_and_no_staging(word_model, tmp_path):
+    folder = save_model(word_model, tmp_path / "model")
+    with pytest.raises(RuntimeError), staged_folder(folder, replaceable=lambda _: True) as staging:
+        (staging / "half").write_text("half written")
+        raise RuntimeError("interrupted")
+    assert (folder / "modules.json").is_file()
+    assert [path.name for path in tmp_path.iterdir()] == ["model"]
+
+
+def test_project_errors_share_one_base():
+    assert issubclass(UnsafeDestinationError, StStaticError)
+    assert issubclass(FolderInUseError, StStaticError)
