@@ -31,6 +31,7 @@ from compare import ensure_venv
 from st_static.evaluation import evaluate_sts, evaluate_translation_retrieval, lookup_encoder, model_encoder
 from st_static.extraction.stages import ExtractionStage, fit_reduction
 from st_static.io import load_model
+from st_static.settings import ReductionSettings
 from st_static.static_word_average import StaticWordAverage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,7 +100,7 @@ def all_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
 def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: str, path: Path) -> dict[str, float]:
     """English and ``other`` word vectors on their first two principal components, before and after ABTT."""
     from st_static.evaluation.analysis import plot_language_separation
-    from st_static.tokenization import is_spaceless_token
+    from st_static.languages import is_spaceless_token
 
     raw = load_model(extraction.model_path)[0]
     words = raw.vocabulary
@@ -160,7 +161,7 @@ def main() -> None:
         rows["+ token completion"] = evaluate(model_encoder(raw_model), tasks)
     raw = raw_model[0]
     pca_dim = load_model(find_stage(args.work_dir, "pca"))[0].embedding_dim
-    no_abtt = fit_reduction(raw, extraction.pca_sentences(), dim=pca_dim, removed_components=0)
+    no_abtt = fit_reduction(raw, extraction.pca_sentences(), ReductionSettings(dim=pca_dim, removed_components=0))
     no_abtt_module = StaticWordAverage(raw.tokenizer, no_abtt.apply(raw.word_vectors.detach().numpy()))
     rows["PCA, no ABTT"] = evaluate(model_encoder(SentenceTransformer(modules=[no_abtt_module, Normalize()])), tasks)
     reduced = load_model(find_stage(args.work_dir, "pca"))

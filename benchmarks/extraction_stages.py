@@ -18,6 +18,7 @@ from st_static.evaluation import evaluate_tasks, find_tasks, model_encoder
 from st_static.extraction.pca import removed_components_for
 from st_static.extraction.stages import ExtractionStage, fit_reduction
 from st_static.io import load_model
+from st_static.settings import ReductionSettings
 from st_static.static_word_average import StaticWordAverage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ def main() -> None:
 
     rows = {f"extraction only ({teacher_dim}-d)": score(raw)}
     # All components kept, none removed: a rotation of the centred table, i.e. the effect of centring alone.
-    centred = fit_reduction(module, pca_sentences, dim=teacher_dim, removed_components=0)
+    centred = fit_reduction(module, pca_sentences, ReductionSettings(dim=teacher_dim, removed_components=0))
     centred_module = StaticWordAverage(module.tokenizer, centred.apply(vectors))
     rows[f"centring only (PCA keeping all {teacher_dim} dims)"] = score(
         SentenceTransformer(modules=[centred_module, Normalize()], device="cpu")
@@ -57,7 +58,9 @@ def main() -> None:
             (f"sentence-level PCA + ABTT (r={top})", "sentence", top),
             (f"word-level PCA + ABTT (r={top})", "word", top),
         ):
-            transform = fit_reduction(module, pca_sentences, dim=dim, removed_components=removed, level=level)
+            transform = fit_reduction(
+                module, pca_sentences, ReductionSettings(dim=dim, removed_components=removed, pca_level=level)
+            )
             reduced = StaticWordAverage(module.tokenizer, transform.apply(vectors))
             rows[f"{label}, {dim}-d"] = score(SentenceTransformer(modules=[reduced, Normalize()], device="cpu"))
     print(f"Stages on {arguments.extraction} ({len(module.vocabulary)} words, PCA on {len(pca_sentences)} sentences)")

@@ -20,8 +20,9 @@ from wordfreq import word_frequency
 
 from st_static import StaticWordAverage
 from st_static.io import save_model
+from st_static.languages import is_spaceless_token
 from st_static.teachers import resolve_teacher
-from st_static.tokenization import is_spaceless_token, split_words
+from st_static.tokenization import split_words
 
 EMBEDDING_KEY = "embeddings.word_embeddings.weight"
 

@@ -23,6 +23,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static import StaticWordAverage
+from st_static.io import load_model
 from st_static.model_card import StaticModelCardData, render_model_card, write_model_card
 
 HUB_CARDS = Path(__file__).resolve().parent
@@ -197,7 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         if (folder / "modules.json").is_file():
             # The spec's commands, not the recorded one: they use paths relative to the repository, so anyone can
             # rerun them (the model's metadata keeps the command as it was actually typed).
-            write_model_card(folder, model_id=model_id, build_command=spec.commands(args.recipe_dir), output=target)
+            write_model_card(
+                load_model(folder),
+                folder,
+                model_id=model_id,
+                build_command=spec.commands(args.recipe_dir),
+                output=target,
+            )
             print(f"{target.name}: from the built model in {folder}")
         else:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,57 @@
-"""st-static: static word embeddings distilled from any Sentence Transformer."""
+"""st-static: static word embeddings distilled from any Sentence Transformer.
+
+The public names are imported on first use, so ``import st_static`` (and the ``st-static`` command's ``--help``)
+does not load torch.
+"""
 
 from __future__ import annotations
 
-from st_static.inference import encode
-from st_static.io import load_model, save_model
-from st_static.static_word_average import ModelFolderError, StaticWordAverage
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("st-static")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
 
-__all__ = ["ModelFolderError", "StaticWordAverage", "__version__", "encode", "load_model", "save_model"]
+_PUBLIC = {
+    "StaticWordAverage": "st_static.static_word_average",
+    "ModelFolderError": "st_static.static_word_average",
+    "StStaticError": "st_static.errors",
+    "encode": "st_static.inference",
+    "load_model": "st_static.io",
+    "save_model": "st_static.io",
+    "distill": "st_static.distill",
+    "build": "st_static.build",
+    "BuildSettings": "st_static.settings",
+}
+
+if TYPE_CHECKING:
+    from st_static.build import build
+    from st_static.distill import distill
+    from st_static.errors import StStaticError
+    from st_static.inference import encode
+    from st_static.io import load_model, save_model
+    from st_static.settings import BuildSettings
+    from st_static.static_word_average import ModelFolderError, StaticWordAverage
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'st_static' has no attribute {name!r}")
+
+
+__all__ = [
+    "BuildSettings",
+    "ModelFolderError",
+    "StStaticError",
+    "StaticWordAverage",
+    "__version__",
+    "build",
+    "distill",
+    "encode",
+    "load_model",
+    "save_model",
+]

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from st_static.errors import StStaticError
 
-class DataFormatError(ValueError):
+
+class DataFormatError(StStaticError, ValueError):
     """A data file does not have the expected columns or values."""
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from torch import nn
 from st_static.files import staged_folder
 from st_static.model_card import attach_card_data
 from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
+from st_static.teachers import is_repo_id
 
 
 def holds_st_static_output(folder: Path) -> bool:
@@ -70,14 +70,6 @@ def save_model(
     return Path(path).resolve()
 
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-
-
-def is_hub_id(name: str) -> bool:
-    """Whether ``name`` reads as a Hub repo id (``org/name``) rather than a local path."""
-    return bool(HUB_ID.match(name)) and not name.startswith((".", "~"))
-
-
 def load_model(
     model_name_or_path: str | os.PathLike[str], device: str | None = "cpu", **kwargs: Any
 ) -> SentenceTransformer:
@@ -95,7 +87,7 @@ def load_model(
         ModelFolderError: If the folder is not a valid static model.
     """
     name = str(model_name_or_path)
-    if not os.path.exists(name) and not is_hub_id(name):
+    if not os.path.exists(name) and not is_repo_id(name):
         raise ModelFolderError(f"{name}: no such model folder.")
     hub_kwargs = {
         key: kwargs[key] for key in ("revision", "token", "cache_folder", "local_files_only") if key in kwargs

@@ -18,6 +18,7 @@ from tokenizers import Tokenizer
 from torch import nn
 from transformers import PreTrainedTokenizerFast
 
+from st_static.errors import StStaticError
 from st_static.files import write_file_atomically, write_text_atomically
 from st_static.tokenization import (
     DROPPED,
@@ -34,7 +35,7 @@ TOKENIZER_FILE_NAME = "tokenizer.json"
 FORMAT_VERSION = 1
 
 
-class ModelFolderError(ValueError):
+class ModelFolderError(StStaticError, ValueError):
     """A saved model folder is missing a file, is corrupt, or its parts disagree."""
 
 

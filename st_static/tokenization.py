@@ -27,37 +27,19 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
+from st_static.languages import SPACELESS_RANGES, is_spaceless_token
+
 UNKNOWN_TOKEN = "[UNK]"
 CONTINUATION_PREFIX = "##"
 WORD_SEPARATOR_PATTERN = r"[^\p{L}\p{M}\p{N}]+"
 DEFAULT_MAX_WORD_CHARS = 100
 DROPPED = -1
 
-# Scripts written without spaces between words: their runs are segmented into vocabulary tokens.
-_SPACELESS_RANGES: tuple[tuple[int, int], ...] = (
-    (0x3040, 0x30FF),  # Hiragana, Katakana
-    (0x31F0, 0x31FF),  # Katakana phonetic extensions
-    (0x3400, 0x4DBF),  # CJK extension A
-    (0x4E00, 0x9FFF),  # CJK unified ideographs
-    (0xF900, 0xFAFF),  # CJK compatibility ideographs
-    (0xFF66, 0xFF9F),  # half-width Katakana
-)
 _BASE_CONTINUATION_CHARS = "".join(
     chr(code_point)
     for code_point in range(0x20, 0x250)  # ASCII, Latin-1, Latin Extended-A/B
     if unicodedata.category(chr(code_point))[0] in "LMN"
 )
-
-
-def is_spaceless_char(char: str) -> bool:
-    """Whether ``char`` belongs to a script written without spaces (Chinese, Japanese)."""
-    code_point = ord(char)
-    return any(start <= code_point <= end for start, end in _SPACELESS_RANGES)
-
-
-def is_spaceless_token(token: str) -> bool:
-    """Whether a vocabulary token contains a character of a space-less script."""
-    return any(is_spaceless_char(char) for char in token)
 
 
 def word_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
@@ -153,7 +135,7 @@ def build_word_tokenizer(
     if spaceless_words:
         # Every character of those scripts is accepted on its own (dropped when unknown), so one unknown
         # character never makes a whole run unknown.
-        for start, end in _SPACELESS_RANGES:
+        for start, end in SPACELESS_RANGES:
             for code_point in range(start, end + 1):
                 char = chr(code_point)
                 add_key(char)

@@ -32,6 +32,7 @@ from st_static.extraction import (
 )
 from st_static.extraction.extract import plan_batches
 from st_static.extraction.stages import ExtractionStage
+from st_static.settings import ReductionSettings
 from st_static.tokenization import build_word_tokenizer
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
@@ -240,11 +241,12 @@ def test_pca_checks_its_arguments():
 def test_reduced_table_gives_the_transformed_sentence_mean(tiny_teacher, corpus_file, tmp_path):
     settings = ExtractionSettings(teacher=str(tiny_teacher), min_sentences=1, pca_sample_size=50)
     stage = run_extraction(corpus_file, settings, tmp_path / "extraction")
-    reduced = run_reduction(stage, tmp_path / "reduced", dim=8, removed_components=1)
+    reduction = ReductionSettings(dim=8, removed_components=1)
+    reduced = run_reduction(stage, tmp_path / "reduced", reduction)
     raw = st_static.io.load_model(stage.model_path)
     from st_static.extraction.stages import fit_reduction
 
-    transform = fit_reduction(raw[0], stage.pca_sentences(), dim=8, removed_components=1)
+    transform = fit_reduction(raw[0], stage.pca_sentences(), reduction)
     texts = ["the cat sat on the mat", "a red dog"]
     expected = transform.apply(st_static.encode(raw, texts, normalize=False))
     np.testing.assert_allclose(st_static.encode(reduced, texts, normalize=False), expected, atol=1e-5)
@@ -280,7 +282,7 @@ def test_missing_empty_and_tiny_corpora_fail_before_loading_the_teacher(tmp_path
 
 def test_tiny_corpus_is_refused(tiny_teacher, tmp_path):
     (tmp_path / "tiny.txt").write_text("the cat\nthe cat sat\n")
-    with pytest.raises(CorpusError, match="only 2 sentences"):
+    with pytest.raises(CorpusError, match="only 2 sentence"):
         run_extraction(
             tmp_path / "tiny.txt", ExtractionSettings(teacher=str(tiny_teacher), min_sentences=1), tmp_path / "o"
         )

@@ -33,7 +33,7 @@ def model_folder(described_model, tmp_path):
     """A saved static model with an evaluation.json and a card generated from both."""
     folder = save_model(described_model, tmp_path / "model")
     (folder / EVALUATION_FILE_NAME).write_text(json.dumps(EVALUATION), encoding="utf-8")
-    write_model_card(folder)
+    write_model_card(load_model(folder), folder)
     return folder
 
 
@@ -88,7 +88,7 @@ def test_push_refuses_a_card_whose_evaluation_table_is_stale(model_folder, local
     assert "stsb-en-test: the card shows spearman 71.50, evaluation.json has spearman 74.25" in result.output
     assert f"st-static card {model_folder}" in result.output
     assert local_hub.calls == []
-    write_model_card(model_folder)  # the fix the message names
+    write_model_card(load_model(model_folder), model_folder)  # the fix the message names
     check_folder(model_folder)
 
 
@@ -112,7 +112,7 @@ def test_push_refuses_a_missing_card_and_an_unexpected_table(model_folder, in_pr
 
 
 def test_push_refuses_a_card_that_names_another_repo(model_folder, in_process_bare_load):
-    write_model_card(model_folder, model_id="org/other")
+    write_model_card(load_model(model_folder), model_folder, model_id="org/other")
     with pytest.raises(PushRefusedError, match=r"load org/other, not org/swe.*--model-id org/swe"):
         check_folder(model_folder, "org/swe")
 

@@ -78,7 +78,7 @@ def test_card_is_built_from_metadata_and_evaluation(described_model, tmp_path):
     assert DESCRIBED_METADATA["build_command"] in card
     assert parse_evaluation_table(card) == {"stsb-en-test": ("spearman", "78.12"), "sick-dev": ("spearman", "65.00")}
     assert "@inproceedings{wada-etal-2025-static" in card and "reimers-2019-sentence-bert" in card
-    assert "`corpus/en.txt`: WordNet 3.0" in card  # data licence note
+    assert "`corpus/en.txt`: licence not recorded, check it." in card  # no licence guessed from a file name
 
 
 def test_card_keeps_sentence_transformers_sections(described_model, tmp_path):
@@ -308,14 +308,19 @@ def test_speed_needs_texts(word_model):
         measure_speed(word_model, [])
 
 
-def test_licence_notes_name_every_training_file():
+def test_licence_notes_name_every_training_file_and_never_guess_from_its_name():
     from st_static.model_card.facts import TeacherInfo, license_facts
 
-    metadata = {"corpus": "en-60k.txt, en-ja.tsv", "extra_pairs": ["en-ja-jmdict.tsv"]}
+    metadata = {"corpus": "en.txt, en-ja.tsv", "extra_pairs": ["en-ja-jmdict.tsv"]}
     teacher = TeacherInfo("multilingual-e5-small", "intfloat/multilingual-e5-small", "mit")
     license_, _, notes = license_facts(metadata, teacher)
     assert license_ == "mit"
-    assert any(note.startswith("`en-60k.txt`: the first 60,000 lines of en.txt") for note in notes)
-    assert any(note.startswith("`en-ja.tsv`: STS-B train/dev sentences") for note in notes)
-    assert any(note.startswith("`en-ja-jmdict.tsv`: JMdict") and "CC BY-SA 4.0" in note for note in notes)
+    assert notes == [
+        "`en.txt`: licence not recorded, check it.",
+        "`en-ja.tsv`: licence not recorded, check it.",
+        "`en-ja-jmdict.tsv`: licence not recorded, check it.",
+    ]
+    described = {**metadata, "data_license": "JMdict (CC BY-SA 4.0) and GPL-2+ catalogues"}
+    _, _, notes = license_facts(described, teacher)
+    assert notes[0] == "`en.txt`, `en-ja.tsv`, `en-ja-jmdict.tsv`: JMdict (CC BY-SA 4.0) and GPL-2+ catalogues"
     assert "copyleft" in notes[-1]

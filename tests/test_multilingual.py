@@ -42,7 +42,9 @@ def test_the_number_of_files_must_match_the_languages(parallel_files):
 
 def test_vocabulary_per_language_with_shared_entries(parallel_files):
     corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
-    vocabulary, languages = build_multilingual_vocabulary(corpus, japanese_teacher_tokenizer(), min_sentences=2)
+    vocabulary, languages = build_multilingual_vocabulary(
+        corpus, japanese_teacher_tokenizer(), vocab_size=100, spaceless_vocab_size=100, min_sentences=2
+    )
     words = set(vocabulary.words)
     assert {"the", "cat", "go", "to"} <= words  # English lowercased
     assert {"Katze", "Die"} <= words and "katze" not in words  # German keeps its case
@@ -66,7 +68,9 @@ def test_teacher_tokens_with_punctuation_become_words():
 
 def test_one_table_reads_every_language(parallel_files):
     corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
-    vocabulary, _ = build_multilingual_vocabulary(corpus, japanese_teacher_tokenizer(), min_sentences=1)
+    vocabulary, _ = build_multilingual_vocabulary(
+        corpus, japanese_teacher_tokenizer(), vocab_size=100, spaceless_vocab_size=100, min_sentences=1
+    )
     tokenizer = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
     tokens = tokenizer.encode("The Katze 東京に行きます", add_special_tokens=False).tokens
     assert tokens == ["The", "Katze", "東京", "##に", "##行", "##きます"]

@@ -19,11 +19,11 @@ from st_static.tokenization import split_words
 from st_static.training import (
     CURVE_FILE_NAME,
     HISTORY_FILE_NAME,
-    BestTableCallback,
     refine_by_distillation,
     refine_by_translation,
     split_indices,
 )
+from st_static.training.callbacks import BestTableCallback
 
 from .conftest import WORDS as CONFTEST_WORDS
 
@@ -70,7 +70,7 @@ def test_distillation_lowers_the_validation_loss_and_writes_its_record(tmp_path)
         model,
         sentences,
         teacher,
-        max_steps=60,
+        steps=60,
         batch_size=32,
         learning_rate=0.05,
         validation_size=128,
@@ -111,7 +111,7 @@ def test_only_the_word_rows_train_and_the_unknown_row_stays_zero():
         model,
         sentences,
         bag_of_words_teacher(sentences, words, dim=20),
-        max_steps=20,
+        steps=20,
         batch_size=32,
         learning_rate=0.05,
         validation_size=64,
@@ -159,7 +159,7 @@ def test_early_stopping_restores_the_best_table():
         model,
         sentences,
         labels,
-        max_steps=200,
+        steps=200,
         batch_size=32,
         learning_rate=0.1,
         validation_size=128,
@@ -221,7 +221,7 @@ def test_translation_refinement_sums_the_language_pairs(tmp_path):
     result = refine_by_translation(
         model,
         pairs,
-        max_steps=40,
+        steps=40,
         batch_size=16,
         learning_rate=0.05,
         validation_size=64,
@@ -251,7 +251,7 @@ def test_translation_refinement_with_distillation_in_turn(tmp_path):
     result = refine_by_translation(
         model,
         pairs,
-        max_steps=40,
+        steps=40,
         batch_size=16,
         learning_rate=0.05,
         validation_size=64,
@@ -280,7 +280,7 @@ def test_matryoshka_distillation_with_a_teacher_as_wide_as_the_student():
         model,
         sentences,
         bag_of_words_teacher(sentences, WORDS, dim=16),  # as wide as the student: padded internally
-        max_steps=15,
+        steps=15,
         batch_size=32,
         learning_rate=0.05,
         validation_size=64,
@@ -318,8 +318,6 @@ def test_refinement_rejects_bad_input():
     teacher = bag_of_words_teacher(sentences, WORDS, dim=8)
     with pytest.raises(ValueError, match="shape"):
         refine_by_distillation(model, sentences, teacher[:-1], batch_size=16, validation_size=16)
-    with pytest.raises(ValueError, match="at least one batch"):
-        refine_by_distillation(model, sentences, teacher, batch_size=64, validation_size=64)
     with pytest.raises(ValueError, match="batch_size"):
         refine_by_distillation(model, sentences, teacher, batch_size=1, validation_size=16)
     with pytest.raises(ValueError, match="NaN"):
@@ -335,13 +333,36 @@ def test_refinement_rejects_bad_input():
     assert model[0].metadata == {}  # nothing ran
 
 
+def test_small_data_trains_without_a_validation_split(tmp_path, caplog):
+    model = make_model(WORDS)
+    sentences = make_sentences(WORDS, 100, seed=10)
+    teacher = bag_of_words_teacher(sentences, WORDS, dim=8)
+    result = refine_by_distillation(
+        model, sentences, teacher, steps=6, batch_size=64, validation_size=64, eval_steps=2, output_dir=tmp_path
+    )
+    assert "without early stopping" in caplog.text
+    assert result.steps == 6 and result.history == [] and math.isnan(result.best_validation_loss)
+    record = json.loads((tmp_path / HISTORY_FILE_NAME).read_text())
+    assert record["settings"]["validation_size"] == 0 and record["settings"]["train_size"] == 100
+    assert not (tmp_path / CURVE_FILE_NAME).exists()
+
+
+def test_the_validation_split_scales_down_to_a_tenth_when_it_would_outweigh_training():
+    from st_static.training.datasets import plan_split
+
+    assert plan_split(100_000, 128, 4096, "big") == (128, 4096)
+    assert plan_split(5_000, 128, 4096, "mid") == (128, 384)  # a tenth (500) in whole batches
+    assert plan_split(300, 128, 4096, "small") == (128, 0)
+    assert plan_split(50, 128, 4096, "tiny") == (50, 0)  # fewer items than a batch: one smaller batch
+
+
 def test_a_bare_static_embedding_model_is_converted_in_place(tmp_path):
     make_model(WORDS).save_pretrained(str(tmp_path / "model"))
     model = SentenceTransformer(str(tmp_path / "model"), device="cpu")
     assert not isinstance(model[0], StaticWordAverage)
     sentences = make_sentences(WORDS, 96, seed=11)
     result = refine_by_distillation(
-        model, sentences, bag_of_words_teacher(sentences, WORDS, dim=8), max_steps=2, batch_size=32, validation_size=32
+        model, sentences, bag_of_words_teacher(sentences, WORDS, dim=8), steps=2, batch_size=32, validation_size=32
     )
     assert isinstance(model[0], StaticWordAverage)
     assert model[0].metadata["stages"] == ["distillation"]
@@ -356,6 +377,6 @@ def test_a_common_offset_in_the_teacher_does_not_change_distillation_when_centre
     results = []
     for targets in (teacher, offset):
         model = make_model(words)
-        refine_by_distillation(model, sentences, targets, max_steps=8, batch_size=32, validation_size=64, eval_steps=4)
+        refine_by_distillation(model, sentences, targets, steps=8, batch_size=32, validation_size=64, eval_steps=4)
         results.append(model[0].word_vectors.detach().clone())
     torch.testing.assert_close(results[0], results[1], atol=1e-5, rtol=1e-4)

@@ -1,144 +1,84 @@
-"""``st-static build``: extraction, PCA/ABTT and refinement in one command, with a short evaluation."""
+"""``st-static build``: extraction, PCA/ABTT and refinement in one command, with a short evaluation per stage.
+
+Its options are the fields of :class:`st_static.settings.BuildSettings` and its stages (one default each), plus
+where to write and what to evaluate.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from st_static.cli.app import app, fail
-from st_static.teachers import DEFAULT_TEACHER
+from st_static.cli.app import command
+from st_static.cli.options import settings_from_options, settings_parameters, with_parameters
+
+DEFAULT_EVAL_TASKS = "stsb-en-dev,stsb-en-test,sick-dev"
 
 
-@app.command()
+def portable_command(arguments: list[str]) -> str:
+    """The command line as a model records it: absolute paths of this machine become relative or bare names."""
+    cwd = Path.cwd()
+
+    def portable(argument: str) -> str:
+        prefix, separator, value = argument.partition("=") if argument.startswith("--") else ("", "", argument)
+        if os.path.isabs(value):
+            path = Path(value)
+            value = os.path.relpath(path, cwd) if path.is_relative_to(cwd) else path.name
+        return prefix + separator + value
+
+    return "st-static " + shlex.join(portable(argument) for argument in arguments)
+
+
 def build(
     out: Annotated[Path, typer.Option("--out", help="Folder of the finished model (written atomically).")],
-    corpus: Annotated[Path | None, typer.Option("--corpus", help="Text file, one sentence per line.")] = None,
-    teacher: Annotated[str, typer.Option("--teacher", help="Teacher: folder or Hub repo id.")] = DEFAULT_TEACHER,
-    dim: Annotated[int, typer.Option("--dim", help="Dimension after PCA.")] = 256,
-    removed_components: Annotated[
-        int | None,
-        typer.Option(
-            "--removed-components",
-            help="Leading principal components removed by ABTT (default: teacher dimension / 100, rounded down).",
-        ),
-    ] = None,
-    vocab_size: Annotated[int, typer.Option("--vocab-size", help="Largest vocabulary.")] = 150_000,
-    min_sentences: Annotated[
-        int, typer.Option("--min-sentences", help="Words in fewer corpus sentences are left out (and reported).")
-    ] = 2,
-    sentences_per_word: Annotated[
-        int, typer.Option("--sentences-per-word", help="Shortest sentences encoded per word (N).")
-    ] = 100,
-    steps: Annotated[
-        int, typer.Option("--steps", help="Most refinement steps (early stopping may end sooner).")
-    ] = 30_000,
-    prompt: Annotated[str, typer.Option("--prompt", help='Teacher prompt, e.g. "query: " for e5 models.')] = "",
-    eval_data: Annotated[
-        Path | None, typer.Option("--eval-data", help="Data folder for the short evaluation of every stage.")
-    ] = None,
     work_dir: Annotated[
         Path | None, typer.Option("--work-dir", help="Stage cache (default: OUT.work); a re-run resumes there.")
     ] = None,
-    parallel: Annotated[
-        list[Path] | None, typer.Option("--parallel", help="Translation pairs (TSV) for a cross-lingual table.")
+    eval_data: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval-data", help="Data folder (sts/, pairclass/, tatoeba/) for a short evaluation after every stage."
+        ),
     ] = None,
-    matryoshka_dims: Annotated[
+    eval_tasks: Annotated[
         str | None,
         typer.Option(
-            "--matryoshka-dims",
-            help="Train with MatryoshkaLoss over these dimensions (e.g. 32,64,128,256) so truncated vectors stay good.",
-        ),
-    ] = None,
-    languages: Annotated[
-        str, typer.Option("--languages", help="Comma-separated languages; the first is paired with the others.")
-    ] = "en",
-    center_teacher: Annotated[
-        bool,
-        typer.Option(
-            "--center-teacher/--no-center-teacher",
-            help="Distil against mean-centred teacher embeddings (needed for anisotropic teachers such as e5).",
-        ),
-    ] = True,
-    complete_spaceless: Annotated[
-        bool,
-        typer.Option(
-            "--complete-spaceless/--no-complete-spaceless",
-            help="Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that "
-            "the parallel corpus missed (encoded alone, mapped into the table).",
-        ),
-    ] = True,
-    crosslingual_distillation: Annotated[
-        bool,
-        typer.Option(
-            "--crosslingual-distillation/--no-crosslingual-distillation",
-            help="Cross-lingual tables: train the similarity-distillation loss on the extracted sentences of every "
-            "language in turn with the contrastive loss (keeps each language's similarity structure).",
-        ),
-    ] = False,
-    extra_pairs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--extra-pairs",
-            help="LANG=FILE: more translation pairs (pivot first, e.g. a dictionary from scripts/jmdict_pairs.py) "
-            "for the contrastive training only; repeatable.",
+            "--eval-tasks",
+            help=f"Tasks (comma-separated globs) of --eval-data; default {DEFAULT_EVAL_TASKS} for an English table, "
+            "every file for a cross-lingual one.",
         ),
     ] = None,
     force: Annotated[
-        bool,
-        typer.Option("--force", help="Replace --out even if it is a non-empty folder that is not an st-static model."),
+        bool, typer.Option("--force", help="Replace --out even if it is a non-empty folder that is not a model.")
     ] = False,
+    **settings_values: Any,
 ) -> None:
-    """Build a static model from a teacher: extraction -> PCA/ABTT -> distillation, caching every stage."""
-    from st_static.build import DEV_TASKS, BuildSettings, describe_scores, dev_set_evaluator
+    """Build a static model from a teacher: extraction -> PCA/ABTT -> refinement, caching every stage."""
     from st_static.build import build as run_build
-    from st_static.data import DataFormatError
-    from st_static.errors import StStaticError
-    from st_static.extraction import CorpusError, TeacherError
+    from st_static.evaluation.report import stage_scores_markdown
+    from st_static.evaluation.suite import task_evaluator
 
-    if corpus is None and not parallel:
-        raise fail("give --corpus (a monolingual table) and/or --parallel files (a cross-lingual table).")
-    language_list = [language.strip() for language in languages.split(",") if language.strip()]
+    settings = settings_from_options(settings_values)
     evaluator = None
     if eval_data is not None:
-        try:
-            evaluator = dev_set_evaluator(eval_data, tasks=DEV_TASKS if not parallel else None)
-        except (FileNotFoundError, DataFormatError) as error:
-            raise fail(str(error)) from error
-    extra: dict[str, str] = {}
-    for item in extra_pairs or []:
-        language, separator, path = item.partition("=")
-        if not separator or not language.strip() or not path.strip():
-            raise fail(f"--extra-pairs takes LANG=FILE, got {item!r}.")
-        extra[language.strip()] = path.strip()
-    settings = BuildSettings(
-        teacher=teacher,
-        corpus=str(corpus) if corpus is not None else None,
-        parallel=[str(path) for path in parallel or []] or None,
-        languages=language_list,
-        dim=dim,
-        removed_components=removed_components,
-        vocab_size=vocab_size,
-        min_sentences=min_sentences,
-        sentences_per_word=sentences_per_word,
-        steps=steps,
-        prompt=prompt,
-        matryoshka_dims=[int(value) for value in matryoshka_dims.split(",")] if matryoshka_dims else None,
-        center_teacher=center_teacher,
-        complete_spaceless=complete_spaceless,
-        crosslingual_distillation=crosslingual_distillation,
-        extra_pairs=extra or None,
+        tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)
+        evaluator = task_evaluator(eval_data, tasks)
+    result = run_build(
+        settings, out, work_dir=work_dir, evaluate=evaluator, build_command=portable_command(sys.argv[1:]), force=force
     )
-    command = "st-static " + shlex.join(sys.argv[1:])
-    try:
-        result = run_build(settings, out, work_dir=work_dir, evaluate=evaluator, build_command=command, force=force)
-    except (CorpusError, TeacherError, DataFormatError, StStaticError, ValueError) as error:
-        raise fail(str(error)) from error
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))
     if result.stage_scores:
-        typer.echo(describe_scores(result.stage_scores))
+        typer.echo(stage_scores_markdown(result.stage_scores))
+        typer.echo(f"Stage scores: {result.output / 'stage_scores.md'}")
+    if result.training_curve is not None:
+        typer.echo(f"Training curve: {result.training_curve}")
+
+
+command()(with_parameters(build, settings_parameters()))

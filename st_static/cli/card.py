@@ -7,12 +7,10 @@ from typing import Annotated
 
 import typer
 
-from st_static.cli.app import app, fail
-from st_static.model_card import EvaluationFileError, write_model_card
-from st_static.static_word_average import ModelFolderError
+from st_static.cli.app import command, fail
 
 
-@app.command()
+@command()
 def card(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="Saved static model folder.")],
     model_id: Annotated[
@@ -33,25 +31,28 @@ def card(
     ] = None,
 ) -> None:
     """Regenerate DIR/README.md so it describes the weights, metadata and evaluation.json in the folder."""
-    try:
-        if speed_corpus is not None:
-            _measure_and_record_speed(folder, speed_corpus, speed_sentences, teacher_speed)
-        readme = write_model_card(folder, model_id=model_id, build_command=build_command, output=output)
-    except (ModelFolderError, EvaluationFileError) as error:
-        raise fail(str(error)) from error
+    from st_static.io import load_model
+    from st_static.model_card import write_model_card
+
+    if output is not None and output.is_dir():
+        raise fail(f"--output {output} is a folder; give the file to write, e.g. {output / (folder.name + '.md')}.")
+    if speed_corpus is not None:
+        _measure_and_record_speed(folder, speed_corpus, speed_sentences, teacher_speed)
+    readme = write_model_card(load_model(folder), folder, model_id=model_id, build_command=build_command, output=output)
     typer.echo(f"wrote {readme}" + (f" and {output}" if output else ""))
 
 
 def _measure_and_record_speed(folder: Path, corpus: Path, sentences: int, teacher_speed: float | None) -> None:
     from itertools import islice
 
+    from st_static.extraction.corpus import check_corpus_source, iter_sentences
     from st_static.io import load_model
     from st_static.speed import measure_speed, record_speed
 
-    if not corpus.is_file():
-        raise fail(f"{corpus}: no such corpus file.")
-    with corpus.open(encoding="utf-8") as lines:
-        texts = [line.rstrip("\n") for line in islice(lines, sentences)]
+    check_corpus_source(corpus)
+    texts = list(islice(iter_sentences(corpus), sentences))
+    if not texts:
+        raise fail(f"{corpus}: no sentence to time (the file holds no valid UTF-8 text).")
     speed = measure_speed(load_model(folder), texts, description=f"the first {len(texts):,} lines of {corpus.name}")
     if teacher_speed is not None:
         speed["teacher_sentences_per_second"] = teacher_speed

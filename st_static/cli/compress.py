@@ -7,34 +7,22 @@ from typing import Annotated
 
 import typer
 
-from st_static.cli.app import app, fail
-from st_static.compression import (
-    STORAGE_FORMATS,
-    BlockNormalize,
-    ensemble,
-    folder_size,
-    prune_vocabulary,
-    quantize,
-    read_frequencies,
-    truncate_dimensions,
-)
-from st_static.errors import StStaticError
-from st_static.io import load_model, save_model
-from st_static.static_word_average import ModelFolderError
+from st_static.cli.app import command, fail
 
 
 def _megabytes(num_bytes: int) -> str:
     return f"{num_bytes / 1e6:.2f} MB"
 
 
-@app.command()
+@command()
 def compress(
     models: Annotated[
         list[str], typer.Argument(help="Model folder(s) or Hub repo id(s); two or more make an ensemble.")
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write (replaced atomically if it exists).")],
     storage: Annotated[
-        str, typer.Option("--storage", "-s", help=f"Table storage format: {', '.join(STORAGE_FORMATS)}.")
+        str,
+        typer.Option("--storage", "-s", help="Table storage format: float32, float16, int8-row, int8-column, binary."),
     ] = "float32",
     vocab_size: Annotated[
         int | None, typer.Option("--vocab-size", "-k", help="Keep only the K most frequent words.")
@@ -61,6 +49,18 @@ def compress(
     Quantised, pruned and truncated models load with a bare SentenceTransformer(path). Ensembles load with
     st_static.load_model (or SentenceTransformer(path, trust_remote_code=True) where st-static is installed).
     """
+    from st_static.compression import (
+        STORAGE_FORMATS,
+        BlockNormalize,
+        ensemble,
+        folder_size,
+        prune_vocabulary,
+        quantize,
+        read_frequencies,
+        truncate_dimensions,
+    )
+    from st_static.io import load_model, save_model
+
     if storage not in STORAGE_FORMATS:
         raise fail(f"unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")
     if weight and len(weight) != len(models):
@@ -77,7 +77,7 @@ def compress(
             model = truncate_dimensions(model, dim)
         model = quantize(model, storage)
         destination = save_model(model, output, force=force, inputs=[name for name in models if Path(name).exists()])
-    except (ModelFolderError, StStaticError, ValueError, TypeError, OSError) as error:
+    except ValueError as error:  # the compression functions' argument checks (a --dim too large, ...)
         raise fail(str(error)) from error
 
     inputs = sum(folder_size(name) for name in models if Path(name).is_dir())

@@ -1,24 +1,19 @@
-"""``st-static evaluate``: scores of any Sentence Transformer on the local data files and, optionally, MTEB."""
+"""``st-static evaluate``: scores of any Sentence Transformer on local data files and, optionally, MTEB."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sentence_transformers import SentenceTransformer
 
-from st_static.cli.app import app, fail
-from st_static.data import DataFormatError
-from st_static.evaluation.encoders import model_encoder
-from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
-from st_static.evaluation.suite import NoEvaluationDataError, evaluate_tasks, find_tasks
-from st_static.io import is_hub_id, load_model
-from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
-from st_static.teachers import resolve_teacher
+from st_static.cli.app import command, fail
 
-DEFAULT_DATA_DIR = Path("..") / "shared" / "data"
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DATA_ENVIRONMENT_VARIABLE = "ST_STATIC_DATA"
 
 
 def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
@@ -30,9 +25,15 @@ def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
         ModelFolderError: If a path does not exist or a static model folder is broken.
         OSError, ValueError: Whatever ``SentenceTransformer`` raises for other unloadable models.
     """
+    from sentence_transformers import SentenceTransformer
+
+    from st_static.io import load_model
+    from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
+    from st_static.teachers import is_repo_id, resolve_teacher
+
     name = resolve_teacher(name)
     if not os.path.exists(name):
-        if not is_hub_id(name):
+        if not is_repo_id(name):
             raise ModelFolderError(f"{name}: no such model folder.")
     elif not os.path.isdir(name):
         raise ModelFolderError(f"{name}: is a file, not a model folder.")
@@ -46,12 +47,23 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0]
 
 
-@app.command()
+def model_languages(model: SentenceTransformer) -> list[str] | None:
+    """The languages an st-static model records, or ``None`` for other models."""
+    metadata = getattr(model[0], "metadata", None)
+    languages = metadata.get("languages") if isinstance(metadata, dict) else None
+    return list(languages) if isinstance(languages, list) and languages else None
+
+
+@command()
 def evaluate(
     model: Annotated[str, typer.Argument(help="Model folder or Hub repo id (anything SentenceTransformer loads).")],
     data: Annotated[
         Path | None,
-        typer.Option("--data", help="Data folder (sts/, tatoeba/, pairclass/). Default: ../shared/data if it exists."),
+        typer.Option(
+            "--data",
+            envvar=DATA_ENVIRONMENT_VARIABLE,
+            help=f"Data folder (sts/, tatoeba/, pairclass/); or set {DATA_ENVIRONMENT_VARIABLE}.",
+        ),
     ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results to this JSON file.")] = None,
     prompt: Annotated[
@@ -68,40 +80,37 @@ def evaluate(
     tasks: Annotated[
         str | None,
         typer.Option(
-            "--tasks", help='Only local tasks matching this glob or comma-separated globs, e.g. "sts*,tatoeba-deu-*".'
+            "--tasks",
+            help='Local tasks matching these comma-separated globs, e.g. "sts*,tatoeba-deu-*" (default: the dev and '
+            "test files in the model's languages; all languages for models that do not record theirs).",
         ),
     ] = None,
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=1, help="Batch size of SentenceTransformer.encode.")
-    ] = 64,
+    ] = 1024,
     device: Annotated[
         str | None, typer.Option("--device", help="Device to run the model on (default: ST's choice).")
     ] = None,
 ) -> None:
-    """Evaluate MODEL on every known data file (STS Spearman, Tatoeba accuracy, MSRP AP) and print a table.
+    """Evaluate MODEL on the known data files (STS Spearman, Tatoeba accuracy, MSRP AP) and print a table.
 
     Known files: sts/stsb-*.tsv and sts/sick-*.tsv (Spearman x100 of cosine), tatoeba/*.tsv (retrieval accuracy
     in both directions, with alignment, uniformity and language silhouette), pairclass/msrp-*.tsv (average
-    precision of cosine). Other files are ignored.
+    precision of cosine). Other files are ignored. The last table row is the mean over tasks.
     """
-    local_tasks = []
-    if data is not None or mteb is None:
-        data_dir = data if data is not None else DEFAULT_DATA_DIR
-        if data is None and not data_dir.is_dir():
-            raise fail(f"no --data given and {DEFAULT_DATA_DIR} does not exist here; pass --data DIR.")
-        try:
-            local_tasks = find_tasks(data_dir, include=tasks)
-        except (FileNotFoundError, NoEvaluationDataError) as error:
-            raise fail(_first_line(error)) from error
+    from st_static.evaluation.encoders import model_encoder
+    from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
+    from st_static.evaluation.suite import default_tasks, evaluate_tasks, find_tasks
+
+    if data is None and mteb is None:
+        raise fail(f"pass --data DIR (a folder with sts/, tatoeba/, pairclass/) or set {DATA_ENVIRONMENT_VARIABLE}.")
+    local_tasks = find_tasks(data, include=tasks) if data is not None else []
 
     mteb_tasks = []
     if mteb is not None:
-        from st_static.evaluation.mteb_tasks import MTEBError, resolve_tasks, split_task_names
+        from st_static.evaluation.mteb_tasks import resolve_tasks, split_task_names
 
-        try:
-            mteb_tasks = resolve_tasks(split_task_names(mteb))
-        except MTEBError as error:
-            raise fail(_first_line(error)) from error
+        mteb_tasks = resolve_tasks(split_task_names(mteb))
         if not mteb_tasks:
             raise fail(f"--mteb {mteb!r} names no task.")
 
@@ -109,19 +118,20 @@ def evaluate(
         loaded = load_any_model(model, device=device)
     except Exception as error:  # any loader failure becomes one line, not a traceback
         raise fail(f"could not load model {model}: {_first_line(error)}") from error
+    if tasks is None:
+        local_tasks = default_tasks(local_tasks, model_languages(loaded))
+        if data is not None and not local_tasks:
+            raise fail(f"{data} has no dev or test file in the model's languages; choose files with --tasks.")
 
     results = {}
     try:
         results.update(evaluate_tasks(model_encoder(loaded, prompt=prompt, batch_size=batch_size), local_tasks))
-    except (DataFormatError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
         raise fail(f"corrupt data file: {_first_line(error)}") from error
     if mteb_tasks:
-        from st_static.evaluation.mteb_tasks import MTEBError, run_mteb
+        from st_static.evaluation.mteb_tasks import run_mteb
 
-        try:
-            results.update(run_mteb(loaded, mteb_tasks, batch_size=batch_size, prompt=prompt))
-        except MTEBError as error:
-            raise fail(_first_line(error)) from error
+        results.update(run_mteb(loaded, mteb_tasks, batch_size=batch_size, prompt=prompt))
 
     typer.echo(f"## {model}\n")
     typer.echo(markdown_tables(results))

@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from st_static.cli.app import app, fail
-from st_static.hub import HubUploadError, PushRefusedError, push_folder
+from st_static.cli.app import command, fail
 
 
-@app.command()
+@command()
 def push(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="Saved static model folder.")],
     repo_id: Annotated[str, typer.Argument(metavar="ORG/NAME", help="Hub repo to upload to (created if missing).")],
@@ -27,6 +26,8 @@ def push(
     Refuses (exit code 1, nothing uploaded) unless the folder loads with a bare SentenceTransformer (no st-static)
     and encodes to finite vectors, and its card describes these weights and matches evaluation.json.
     """
+    from st_static.hub import HubUploadError, PushRefusedError, push_folder
+
     try:
         result = push_folder(
             folder,
@@ -36,7 +37,7 @@ def push(
             token=token,
             commit_message=commit_message,
         )
-    except (PushRefusedError, HubUploadError, ValueError) as error:
+    except (PushRefusedError, HubUploadError, ValueError) as error:  # ValueError: a malformed repo id
         raise fail(str(error)) from error
     report = result.report
     typer.echo(

@@ -10,7 +10,13 @@ from st_static.evaluation.diagnostics import alignment, bilingual_diagnostics, l
 from st_static.evaluation.encoders import Encoder, is_static_pipeline, lookup_encoder, model_encoder
 from st_static.evaluation.pair_classification import cosine_average_precision, evaluate_pair_classification
 from st_static.evaluation.sts import evaluate_sts, spearman_cosine
-from st_static.evaluation.suite import EvaluationTask, NoEvaluationDataError, evaluate_tasks, find_tasks
+from st_static.evaluation.suite import (
+    EvaluationTask,
+    NoEvaluationDataError,
+    evaluate_tasks,
+    find_tasks,
+    task_evaluator,
+)
 from st_static.evaluation.translation import evaluate_translation_retrieval, retrieval_accuracy
 
 __all__ = [
@@ -31,5 +37,6 @@ __all__ = [
     "model_encoder",
     "retrieval_accuracy",
     "spearman_cosine",
+    "task_evaluator",
     "uniformity",
 ]

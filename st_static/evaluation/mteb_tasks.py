@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from st_static.data import read_scored_pairs
+from st_static.errors import StStaticError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 INSTALL_HINT = 'MTEB evaluation needs the `mteb` package: pip install "st-static[eval]"'
 
 
-class MTEBError(RuntimeError):
+class MTEBError(StStaticError, RuntimeError):
     """An MTEB run could not be done (unknown task, no Hub access, mteb missing)."""
 
 

@@ -59,6 +59,9 @@ def markdown_tables(results: dict[str, dict[str, Any]]) -> str:
     lines = ["| task | metric | score | pairs |", "| --- | --- | ---: | ---: |"]
     for name, result in results.items():
         lines.append(f"| {name} | {result['metric']} | {_number(result.get('score'))} | {result.get('pairs', '')} |")
+    scores = [result["score"] for result in results.values() if isinstance(result.get("score"), int | float)]
+    if len(scores) > 1:
+        lines.append(f"| **mean of {len(scores)} tasks** | | **{_number(sum(scores) / len(scores))}** | |")
     translation = {name: result for name, result in results.items() if "accuracy_1_to_2" in result}
     if translation:
         lines += [
@@ -72,4 +75,16 @@ def markdown_tables(results: dict[str, dict[str, Any]]) -> str:
                 + " | ".join(_number(result.get(key), 3) for key in DIAGNOSTIC_KEYS)
                 + " |"
             )
+    return "\n".join(lines)
+
+
+def stage_scores_markdown(stage_scores: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """A markdown table of scores (x100) per stage (rows) and task (columns)."""
+    tasks: list[str] = []
+    for results in stage_scores.values():
+        tasks.extend(task for task in results if task not in tasks)
+    lines = ["| stage | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
+    for stage, results in stage_scores.items():
+        cells = [f"{results[task]['score']:.2f}" if task in results else "-" for task in tasks]
+        lines.append(f"| {stage} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from st_static.errors import StStaticError
 from st_static.evaluation.encoders import Encoder
 from st_static.evaluation.pair_classification import evaluate_pair_classification
 from st_static.evaluation.sts import evaluate_sts
@@ -20,7 +21,7 @@ from st_static.evaluation.translation import evaluate_translation_retrieval
 logger = logging.getLogger(__name__)
 
 
-class NoEvaluationDataError(ValueError):
+class NoEvaluationDataError(StStaticError, ValueError):
     """A data folder holds none of the files the suite knows."""
 
 
@@ -94,3 +95,57 @@ def evaluate_tasks(
         result = _EVALUATORS[task.kind](encoder, task.path)
         results[task.name] = {**result, "kind": task.kind}
     return results
+
+
+def task_evaluator(
+    data_dir: str | os.PathLike[str], tasks: str | None = None, prompt: str | None = None
+) -> Callable[[Any], dict[str, dict[str, Any]]]:
+    """A function scoring a model on the data files in ``data_dir`` (only tasks matching ``tasks`` globs).
+
+    Raises:
+        FileNotFoundError, NoEvaluationDataError: If the folder or the tasks are missing (checked now).
+    """
+    from st_static.evaluation.encoders import model_encoder
+
+    selected = find_tasks(data_dir, include=tasks)
+
+    def evaluate(model: Any) -> dict[str, dict[str, Any]]:
+        return evaluate_tasks(model_encoder(model, prompt=prompt), selected)
+
+    return evaluate
+
+
+EVALUATION_SPLITS = ("dev", "test")
+"""Splits evaluated by default (train files are for training, not for scores)."""
+_ISO3 = {"eng": "en", "deu": "de", "jpn": "ja", "cmn": "zh", "zho": "zh", "fra": "fr", "spa": "es"}
+
+
+def task_languages(name: str) -> set[str]:
+    """The languages a task's texts are in, from its name (``stsb-en-de-test`` -> {en, de})."""
+    parts = name.split("-")
+    if parts[0] == "tatoeba":
+        return {_ISO3.get(part, part) for part in parts[1:]}
+    if parts[0] == "stsb":
+        return set(parts[1:-1])
+    return {"en"}  # sick, msrp
+
+
+def task_split(name: str) -> str:
+    """The split of a task (the last part of its name: dev, test or train; tatoeba files are dev halves)."""
+    return "dev" if name.startswith("tatoeba-") else name.rsplit("-", 1)[-1]
+
+
+def default_tasks(tasks: list[EvaluationTask], languages: list[str] | None) -> list[EvaluationTask]:
+    """The dev and test tasks in ``languages`` (all languages when ``None``), in the order found."""
+    wanted = set(languages) if languages else None
+    return [
+        task
+        for task in tasks
+        if task_split(task.name) in EVALUATION_SPLITS and (wanted is None or task_languages(task.name) <= wanted)
+    ]
+
+
+def summary_score(results: dict[str, dict[str, Any]]) -> float | None:
+    """The mean score (x100) over tasks, or ``None`` without scores."""
+    scores = [result["score"] for result in results.values() if isinstance(result.get("score"), int | float)]
+    return sum(scores) / len(scores) if scores else None

@@ -21,26 +21,25 @@ from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
 from st_static.extraction.extract import extract_word_vectors
+from st_static.languages import (
+    CHINESE_LANGUAGES,
+    HANGUL_RANGES,
+    JAPANESE_LANGUAGES,
+    KANA_RANGES,
+    in_ranges,
+    is_spaceless_token,
+)
 from st_static.static_word_average import StaticWordAverage
-from st_static.tokenization import build_word_tokenizer, is_spaceless_token, split_words
+from st_static.tokenization import build_word_tokenizer, split_words
 
 logger = logging.getLogger(__name__)
-
-_KANA_RANGES = ((0x3040, 0x309F), (0x30A0, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F))
-_HANGUL_RANGES = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
-JAPANESE_LANGUAGES = frozenset({"ja", "jpn"})
-CHINESE_LANGUAGES = frozenset({"zh", "cmn", "zho", "yue"})
-
-
-def _in_ranges(char: str, ranges: tuple[tuple[int, int], ...]) -> bool:
-    return any(start <= ord(char) <= end for start, end in ranges)
 
 
 def _token_languages(token: str) -> set[str]:
     """Which space-less languages write ``token``: kana is Japanese, Han characters alone are either."""
-    if any(_in_ranges(char, _KANA_RANGES) for char in token):
+    if any(in_ranges(char, KANA_RANGES) for char in token):
         return {"ja"}
-    if any(_in_ranges(char, _HANGUL_RANGES) for char in token):
+    if any(in_ranges(char, HANGUL_RANGES) for char in token):
         return set()
     return {"ja", "zh"}
 

@@ -22,10 +22,7 @@ from st_static.extraction.vocabulary import (
     count_teacher_token_sentences,
     count_word_sentences,
 )
-
-SPACELESS_LANGUAGES = frozenset({"ja", "zh", "jpn", "cmn", "zho", "yue"})
-LOWERCASED_LANGUAGES = frozenset({"en", "eng"})
-DEFAULT_SPACELESS_VOCAB_SIZE = 30_000
+from st_static.languages import LOWERCASED_LANGUAGES, SPACELESS_LANGUAGES
 
 
 @dataclass
@@ -101,9 +98,10 @@ def read_multilingual_corpus(
 def build_multilingual_vocabulary(
     corpus: MultilingualCorpus,
     teacher_tokenizer: Tokenizer,
-    vocab_size: int = 150_000,
-    spaceless_vocab_size: int = DEFAULT_SPACELESS_VOCAB_SIZE,
-    min_sentences: int = 2,
+    *,
+    vocab_size: int,
+    spaceless_vocab_size: int,
+    min_sentences: int,
 ) -> tuple[Vocabulary, dict[str, list[str]]]:
     """Choose each language's vocabulary and merge them into one case-sensitive table vocabulary.
 

@@ -11,7 +11,8 @@ import numpy as np
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
-from st_static.tokenization import is_spaceless_token, token_targets
+from st_static.languages import is_spaceless_token
+from st_static.tokenization import token_targets
 
 
 @dataclass

@@ -9,13 +9,14 @@
       pca_sentences.txt      a uniform corpus sample for fitting the PCA
       stats.json             timings, coverage, memory
 
-``run_reduction`` (sentence-level PCA + ABTT, or word-level PCA) turns that into a ready model. Every folder
-is staged under a temporary name and renamed when complete; the teacher pass checkpoints into
-``extraction.partial/`` so an interrupted run resumes there.
+``run_reduction`` (sentence-level PCA + ABTT, or word-level PCA) turns that into a ready model. Every folder is
+staged under a temporary name and swapped in when complete (:mod:`st_static.files`); the teacher pass checkpoints
+into ``extraction.partial/`` (locked while in use) so an interrupted run resumes there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,8 +35,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 
-from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus_source, iter_sentences
-from st_static.extraction.extract import TeacherError, check_teacher, extract_word_vectors, process_rank
+from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus, corpus_name, iter_sentences
+from st_static.extraction.extract import extract_word_vectors, process_rank
 from st_static.extraction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.extraction.selection import select_sentences
 from st_static.extraction.vocabulary import (
@@ -44,38 +45,17 @@ from st_static.extraction.vocabulary import (
     count_teacher_token_sentences,
     count_word_sentences,
 )
-from st_static.files import check_destination, staged_folder
+from st_static.files import check_destination, folder_lock, staged_folder
 from st_static.inference import encode
 from st_static.io import holds_st_static_output, load_model, save_model
+from st_static.languages import SPACELESS_LANGUAGES
+from st_static.metadata import ModelMetadata, with_stage
+from st_static.settings import ExtractionSettings, ReductionSettings
 from st_static.static_word_average import StaticWordAverage
-from st_static.teachers import resolve_teacher, teacher_repo_id
+from st_static.teachers import load_teacher, load_teacher_tokenizer, resolve_teacher, teacher_record
 from st_static.tokenization import build_word_tokenizer
 
 logger = logging.getLogger(__name__)
-
-MIN_CORPUS_SENTENCES = 10
-
-
-@dataclass
-class ExtractionSettings:
-    """What the extraction stage does; saved in ``stats.json`` and checked on resume."""
-
-    teacher: str
-    prompt: str = ""
-    language: str = "en"
-    lowercase: bool = True
-    vocab_size: int = 150_000
-    min_sentences: int = 3
-    sentences_per_word: int = 100
-    max_words: int = 64
-    pca_sample_size: int = 100_000
-    wordfreq_weight: float = 0.0
-    word_list: list[str] | None = None
-    spaceless: bool = False
-    """Build the vocabulary from teacher tokens (Chinese, Japanese) instead of words."""
-    batch_tokens: int = 1024
-    seed: int = 0
-    corpus: str = ""
 
 
 @dataclass
@@ -124,21 +104,12 @@ def peak_memory_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def load_teacher_tokenizer(teacher_path: str) -> Tokenizer:
-    """The teacher's Rust tokenizer, without loading the model weights."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(teacher_path)
-    if not getattr(tokenizer, "is_fast", False):
-        raise TeacherError(f"The teacher {teacher_path} has no fast (Rust) tokenizer; character offsets are needed.")
-    return tokenizer._tokenizer
-
-
 def build_vocabulary_from_corpus(
-    corpus: CorpusSource, settings: ExtractionSettings, teacher_tokenizer: Any
+    corpus: CorpusSource, settings: ExtractionSettings, teacher_tokenizer: Tokenizer, language: str = "en"
 ) -> Vocabulary:
-    """Count the corpus and choose the vocabulary (words, or teacher tokens for space-less scripts)."""
-    if settings.spaceless:
+    """Count the corpus and choose the vocabulary (words, or teacher tokens for a language without spaces)."""
+    spaceless = language in SPACELESS_LANGUAGES
+    if spaceless:
         counts: Counter[str] = count_teacher_token_sentences(iter_sentences(corpus), teacher_tokenizer)
     else:
         counts = count_word_sentences(iter_sentences(corpus), lowercase=settings.lowercase)
@@ -146,12 +117,11 @@ def build_vocabulary_from_corpus(
         raise CorpusError("The corpus has no words (it is empty or holds only punctuation and symbols).")
     return build_vocabulary(
         counts,
-        size=settings.vocab_size,
+        size=settings.spaceless_vocab_size if spaceless else settings.vocab_size,
         min_sentences=settings.min_sentences,
-        lowercase=settings.lowercase,
-        word_list=settings.word_list,
+        lowercase=settings.lowercase and not spaceless,
         wordfreq_weight=settings.wordfreq_weight,
-        language=settings.language,
+        language=language,
     )
 
 
@@ -159,44 +129,84 @@ def run_extraction(
     corpus: CorpusSource,
     settings: ExtractionSettings,
     output: str | os.PathLike[str],
+    *,
     resume: bool = False,
     vocabulary: Vocabulary | None = None,
     pca_sentences: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
+    languages: Sequence[str] = ("en",),
+    corpus_description: str | None = None,
 ) -> ExtractionStage:
     """Step 1: choose the vocabulary, select sentences, run the teacher and average its token vectors.
 
     Args:
-        corpus: A text file (one sentence per line), an iterable of str or a ``datasets`` dataset.
+        corpus: A text file (one sentence per line), a list of str or a ``datasets`` dataset.
         settings: What to do (teacher, vocabulary size, sentences per word, ...).
         output: The extraction folder to write (see the module docstring).
         resume: Reuse a finished ``output`` folder, or continue the teacher pass from ``output.partial``.
         vocabulary: A ready vocabulary (skips counting the corpus), e.g. the union of several languages.
         pca_sentences: The sentences to fit the PCA on (default: a uniform sample of the corpus), e.g. an
             equal number per language for a cross-lingual table.
-        languages: The table's languages, for the metadata (default: ``settings.language``).
+        languages: The table's languages (the first one decides the vocabulary rules of a corpus).
+        corpus_description: How the metadata names the corpus (default: the file's name).
 
     Returns:
         The finished stage.
 
     Raises:
         CorpusError: If the corpus is missing, empty or too small — before the teacher is loaded.
-        TeacherError: If the teacher cannot give token vectors.
+        TeacherError: If the teacher cannot be found or cannot give token vectors.
     """
     output = Path(output)
     if resume and (output / "stats.json").is_file():
         logger.info("Extraction already finished in %s; reusing it.", output)
         return ExtractionStage.open(output)
-    check_corpus_source(corpus)
     corpus_inputs = [corpus] if isinstance(corpus, str | os.PathLike) else []
     check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
+    check_corpus(corpus)
+    teacher_tokenizer = load_teacher_tokenizer(settings.teacher)
+    rank, world_size = process_rank()
+    partial = output.with_name(output.name + ".partial")
+    with folder_lock(partial) if rank == 0 else contextlib.nullcontext():
+        stage = _extract(
+            corpus, settings, output, partial, teacher_tokenizer, resume, vocabulary, pca_sentences, languages
+        )
+        if rank == 0:
+            metadata = stage.stats.pop("metadata")
+            metadata["corpus"] = corpus_description or corpus_name(corpus)
+            _publish_extraction(stage, output, corpus_inputs, metadata)
+    if rank == 0:
+        shutil.rmtree(partial, ignore_errors=True)
+    if world_size > 1:
+        torch.distributed.barrier()  # the other processes wait for the first to write the folder
+    return ExtractionStage.open(output)
+
+
+@dataclass
+class _PendingExtraction:
+    """An extraction computed in memory, not yet written."""
+
+    stats: dict[str, Any]
+    module: StaticWordAverage
+    sentences: list[str]
+    teacher_embeddings: np.ndarray
+    pca_sentences: Sequence[str]
+
+
+def _extract(
+    corpus: CorpusSource,
+    settings: ExtractionSettings,
+    output: Path,
+    partial: Path,
+    teacher_tokenizer: Tokenizer,
+    resume: bool,
+    vocabulary: Vocabulary | None,
+    pca_sentences: Sequence[str] | None,
+    languages: Sequence[str],
+) -> _PendingExtraction:
     timings: dict[str, float] = {}
     started = time.perf_counter()
-
-    teacher_path = resolve_teacher(settings.teacher)
-    teacher_tokenizer = load_teacher_tokenizer(teacher_path)
     if vocabulary is None:
-        vocabulary = build_vocabulary_from_corpus(corpus, settings, teacher_tokenizer)
+        vocabulary = build_vocabulary_from_corpus(corpus, settings, teacher_tokenizer, languages[0])
     word_tokenizer = build_word_tokenizer(
         vocabulary.words, teacher_tokenizer=teacher_tokenizer, lowercase=vocabulary.lowercase
     )
@@ -209,23 +219,19 @@ def run_extraction(
         sentences_per_word=settings.sentences_per_word,
         max_words=settings.max_words,
         pca_sample_size=0 if pca_sentences is not None else settings.pca_sample_size,
-        seed=settings.seed,
+        seed=settings.pca_sample_seed,
     )
-    if selection.corpus_size < MIN_CORPUS_SENTENCES:
-        raise CorpusError(
-            f"The corpus has only {selection.corpus_size} sentences; at least {MIN_CORPUS_SENTENCES} are needed."
-        )
     timings["selection"] = time.perf_counter() - stage_started
 
     stage_started = time.perf_counter()
-    teacher = SentenceTransformer(teacher_path, device=None)
-    check_teacher(teacher)
+    teacher = load_teacher(settings.teacher)
     timings["load_teacher"] = time.perf_counter() - stage_started
 
-    partial = output.with_name(output.name + ".partial")
     rank, world_size = process_rank()
     if partial.exists() and not resume and rank == 0:
-        shutil.rmtree(partial)
+        for entry in partial.iterdir():
+            if entry.is_dir():
+                shutil.rmtree(entry)
     if world_size > 1:
         torch.distributed.barrier()
     stage_started = time.perf_counter()
@@ -237,7 +243,7 @@ def run_extraction(
         batch_tokens=settings.batch_tokens,
         checkpoint_dir=partial / "checkpoints",
         resume=resume,
-        teacher_name=teacher_path,
+        teacher_name=resolve_teacher(settings.teacher),
     )
     timings["teacher_pass"] = time.perf_counter() - stage_started
 
@@ -262,33 +268,36 @@ def run_extraction(
         **result.stats,
         "seconds": timings,
         "peak_memory_mib": peak_memory_mib(),
+        "metadata": ModelMetadata(
+            teacher=teacher_record(settings.teacher),
+            teacher_dim=int(result.word_vectors.shape[1]),
+            prompt=settings.prompt,
+            languages=list(languages),
+            vocab_size=len(kept_words),
+            sentences_per_word=settings.sentences_per_word,
+            stages=["extraction"],
+        ),
     }
-    metadata = {
-        "teacher": teacher_repo_id(settings.teacher) or settings.teacher,
-        "teacher_dim": int(result.word_vectors.shape[1]),
-        "prompt": settings.prompt,
-        "languages": list(languages or [settings.language]),
-        "corpus": settings.corpus or (str(corpus) if isinstance(corpus, str | os.PathLike) else "iterable"),
-        "vocab_size": len(kept_words),
-        "stages": ["extraction"],
-    }
-    module = StaticWordAverage(word_tokenizer, result.word_vectors[seen], metadata=metadata)
-    model = SentenceTransformer(modules=[module, Normalize()], device="cpu")
+    module = StaticWordAverage(word_tokenizer, result.word_vectors[seen])
+    return _PendingExtraction(
+        stats=stats,
+        module=module,
+        sentences=selection.sentences,
+        teacher_embeddings=result.sentence_embeddings,
+        pca_sentences=pca_sentences if pca_sentences is not None else selection.pca_sentences,
+    )
 
-    if rank != 0:  # under torchrun, the first process writes the folder; the others wait for it
-        torch.distributed.barrier()
-        return ExtractionStage.open(output)
-    with staged_folder(output, replaceable=holds_st_static_output, inputs=corpus_inputs) as staging:
+
+def _publish_extraction(pending: _PendingExtraction, output: Path, inputs: list[Any], metadata: ModelMetadata) -> None:
+    pending.module.metadata = metadata
+    model = SentenceTransformer(modules=[pending.module, Normalize()], device="cpu")
+    with staged_folder(output, replaceable=holds_st_static_output, inputs=inputs) as staging:
         save_model(model, staging / "model")
         (staging / "targets").mkdir()
-        _write_lines(staging / "targets" / "sentences.txt", selection.sentences)
-        np.save(staging / "targets" / "teacher_embeddings.npy", result.sentence_embeddings)
-        _write_lines(staging / "pca_sentences.txt", pca_sentences or selection.pca_sentences)
-        (staging / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
-    shutil.rmtree(partial, ignore_errors=True)
-    if world_size > 1:
-        torch.distributed.barrier()
-    return ExtractionStage(folder=output, stats=stats)
+        _write_lines(staging / "targets" / "sentences.txt", pending.sentences)
+        np.save(staging / "targets" / "teacher_embeddings.npy", pending.teacher_embeddings)
+        _write_lines(staging / "pca_sentences.txt", pending.pca_sentences)
+        (staging / "stats.json").write_text(json.dumps(pending.stats, indent=2), encoding="utf-8")
 
 
 def _write_lines(path: Path, lines: Sequence[str]) -> None:
@@ -297,49 +306,34 @@ def _write_lines(path: Path, lines: Sequence[str]) -> None:
             handle.write(line.replace("\n", " ") + "\n")
 
 
-def fit_reduction(
-    module: StaticWordAverage,
-    pca_sentences: Sequence[str],
-    dim: int = 256,
-    removed_components: int | None = None,
-    level: Literal["sentence", "word"] = "sentence",
-) -> PCATransform:
+def fit_reduction(module: StaticWordAverage, pca_sentences: Sequence[str], settings: ReductionSettings) -> PCATransform:
     """Step 2: fit the PCA (+ ABTT) on sentence vectors (means of the raw word vectors) or on the word table.
 
     Args:
         module: The extraction-stage module (raw teacher-dimension table).
         pca_sentences: Sentences embedded with the raw table to fit the sentence-level PCA.
-        dim: Output dimension d'.
-        removed_components: Leading components dropped; default ``floor(teacher_dim / 100)``.
-        level: ``"sentence"`` (the method) or ``"word"`` (for comparison).
+        settings: Output dimension, removed components (default ``floor(teacher_dim / 100)``) and level.
     """
-    teacher_dim = module.embedding_dim
+    removed_components = settings.removed_components
     if removed_components is None:
-        removed_components = removed_components_for(teacher_dim)
-    if level == "word":
+        removed_components = removed_components_for(module.embedding_dim)
+    if settings.pca_level == "word":
         vectors = module.word_vectors.detach().numpy()
     else:
         vectors = encode(module, list(pca_sentences), normalize=False)
         vectors = vectors[np.abs(vectors).sum(axis=1) > 0]  # sentences without a known word carry nothing
-    return fit_pca(vectors, dim=dim, removed_components=removed_components, level=level)
+    return fit_pca(vectors, dim=settings.dim, removed_components=removed_components, level=settings.pca_level)
 
 
 def run_reduction(
-    extraction: ExtractionStage,
-    output: str | os.PathLike[str] | None = None,
-    dim: int = 256,
-    removed_components: int | None = None,
-    level: Literal["sentence", "word"] = "sentence",
+    extraction: ExtractionStage, output: str | os.PathLike[str] | None, settings: ReductionSettings
 ) -> SentenceTransformer:
-    """Apply step 2 to a finished extraction and (optionally) save the reduced model atomically."""
-    raw_model = load_model(extraction.model_path)
-    raw_module: StaticWordAverage = raw_model[0]
-    transform = fit_reduction(raw_module, extraction.pca_sentences(), dim, removed_components, level)
+    """Apply step 2 to a finished extraction and (with ``output``) save the reduced model atomically."""
+    raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
+    transform = fit_reduction(raw_module, extraction.pca_sentences(), settings)
     reduced = transform.apply(raw_module.word_vectors.detach().numpy())
-    metadata = dict(raw_module.metadata)
-    metadata["stages"] = [*metadata.get("stages", []), "pca"]
-    metadata["pca"] = {"level": level, "removed_components": transform.removed_components, "dim": dim}
-    module = StaticWordAverage(raw_module.tokenizer, reduced, metadata=metadata)
+    pca = {"level": settings.pca_level, "removed_components": transform.removed_components, "dim": settings.dim}
+    module = StaticWordAverage(raw_module.tokenizer, reduced, metadata=with_stage(raw_module.metadata, "pca", pca=pca))
     model = SentenceTransformer(modules=[module, Normalize()], device="cpu")
     if output is not None:
         save_model(model, output)
@@ -367,10 +361,8 @@ def run_completion(
         return ExtractionStage.open(output)
     started = time.perf_counter()
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
-    teacher_model = SentenceTransformer(resolve_teacher(teacher), device=None)
-    check_teacher(teacher_model)
     completed, report = complete_spaceless_vocabulary(
-        raw_module, teacher_model, list(languages), prompt=prompt, max_new_tokens=max_new_tokens
+        raw_module, load_teacher(teacher), list(languages), prompt=prompt, max_new_tokens=max_new_tokens
     )
     report["seconds"] = time.perf_counter() - started
     stats = {**extraction.stats, "completion": report}

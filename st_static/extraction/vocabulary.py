@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
-from st_static.tokenization import is_spaceless_token, split_words, word_normalizer, word_pre_tokenizer
+from st_static.languages import is_spaceless_token
+from st_static.tokenization import split_words, word_normalizer, word_pre_tokenizer
 
 logger = logging.getLogger(__name__)
 

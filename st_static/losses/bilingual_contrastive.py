@@ -13,6 +13,7 @@ from sentence_transformers.util import cos_sim
 from torch import Tensor, nn
 
 from st_static.citation import WADA_2025_BIBTEX
+from st_static.losses.registry import register_loss
 from st_static.losses.similarity_distillation import check_temperature
 
 
@@ -38,6 +39,7 @@ def bilingual_contrastive_loss(embeddings1: Tensor, embeddings2: Tensor, tempera
     return F.cross_entropy(logits, targets) + F.cross_entropy(logits.T, targets)
 
 
+@register_loss("contrastive", data="translation_pairs")
 class BilingualContrastiveLoss(nn.Module):
     def __init__(self, model: SentenceTransformer, temperature: float = 0.05) -> None:
         """

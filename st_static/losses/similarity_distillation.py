@@ -14,6 +14,7 @@ from sentence_transformers.util import cos_sim
 from torch import Tensor, nn
 
 from st_static.citation import WADA_2025_BIBTEX
+from st_static.losses.registry import register_loss
 
 
 def check_temperature(temperature: float) -> float:
@@ -54,6 +55,7 @@ def similarity_distillation_loss(
     return -(teacher_probs * student_log_probs).sum(dim=1).mean()
 
 
+@register_loss("distillation", data="teacher_embeddings")
 class SimilarityDistillationLoss(nn.Module):
     def __init__(self, model: SentenceTransformer, temperature: float = 0.05) -> None:
         """

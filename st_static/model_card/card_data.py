@@ -17,6 +17,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.files import write_text_atomically
 from st_static.inference import static_module
+from st_static.languages import has_spaceless_language, language_name
 from st_static.model_card.evaluation_table import (
     EVALUATION_FILE_NAME,
     TBD,
@@ -28,9 +29,7 @@ from st_static.model_card.evaluation_table import (
 )
 from st_static.model_card.facts import (
     CARD_FILE_NAME,
-    LANGUAGE_NAMES,
     SENTENCE_TRANSFORMERS_CITATION,
-    SPACELESS_LANGUAGES,
     STAGE_TITLES,
     WADA_2025_CITATION,
     as_list,
@@ -183,8 +182,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "license_text": license_text,
             "data_license_notes": data_notes,
             "prompt": json.dumps(metadata["prompt"], ensure_ascii=False) if metadata.get("prompt") else None,
-            "language_names": [LANGUAGE_NAMES.get(code, code) for code in languages],
-            "spaceless": bool(SPACELESS_LANGUAGES & set(languages)),
+            "language_names": [language_name(code) for code in languages],
+            "spaceless": has_spaceless_language(languages),
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
             "corpora": [f"`{display_path(path)}`" for path in as_list(metadata.get("corpus"))]
@@ -293,15 +292,17 @@ def render_model_card(model: SentenceTransformer, folder: str | os.PathLike[str]
 
 
 def write_model_card(
+    model: SentenceTransformer,
     folder: str | os.PathLike[str],
     model_id: str | None = None,
     build_command: str | None = None,
     output: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Regenerate ``folder/README.md`` from the saved model, its metadata and its ``evaluation.json``.
+    """Regenerate ``folder/README.md`` for ``model``, the model saved in ``folder`` (e.g. ``load_model(folder)``).
 
     Args:
-        folder: A saved static model.
+        model: The loaded static model whose files are in ``folder``.
+        folder: The saved model's folder (the card describes its weights and ``evaluation.json``).
         model_id: Hub id shown in the usage snippets; defaults to the one in the current card, if any.
         build_command: The command that built the model, if the metadata lacks it.
         output: Also write the card to this file (e.g. ``hub_cards/NAME.md``).
@@ -310,11 +311,8 @@ def write_model_card(
         The path of the regenerated README.
 
     Raises:
-        ModelFolderError: If the folder is not a valid static model.
         EvaluationFileError: If ``evaluation.json`` is malformed.
     """
-    from st_static.io import load_model
-
     folder = Path(folder)
     readme = folder / CARD_FILE_NAME
     if model_id is None and readme.is_file():
@@ -322,7 +320,6 @@ def write_model_card(
         model_id = next(iter(known)) if len(known) == 1 else None
     if (folder / EVALUATION_FILE_NAME).is_file():
         read_evaluation(folder / EVALUATION_FILE_NAME)
-    model = load_model(folder)
     card_fields: dict[str, Any] = {"model_id": model_id}
     if build_command:
         card_fields["build_command"] = build_command

@@ -11,11 +11,13 @@ from typing import Any
 
 from huggingface_hub.repocard_data import EvalResult
 
+from st_static.errors import StStaticError
+
 EVALUATION_FILE_NAME = "evaluation.json"
 TBD = "**TBD**"
 
 
-class EvaluationFileError(ValueError):
+class EvaluationFileError(StStaticError, ValueError):
     """An ``evaluation.json`` file is not valid JSON or does not follow the documented schema."""
 
 

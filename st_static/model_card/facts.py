@@ -7,10 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub.repocard import metadata_load
-
 from st_static.citation import WADA_2025_BIBTEX
-from st_static.teachers import teacher_repo_id
+from st_static.teachers import describe_license, find_teacher, is_repo_id
 
 CARD_FILE_NAME = "README.md"
 
@@ -27,48 +25,10 @@ SENTENCE_TRANSFORMERS_CITATION = """
 }
 """
 
-# Teachers whose Hub id and licence are known even when they are used from a local folder of the same name.
-KNOWN_TEACHERS: dict[str, tuple[str, str]] = {
-    "all-MiniLM-L6-v2": ("sentence-transformers/all-MiniLM-L6-v2", "apache-2.0"),
-    "all-mpnet-base-v2": ("sentence-transformers/all-mpnet-base-v2", "apache-2.0"),
-    "multilingual-e5-small": ("intfloat/multilingual-e5-small", "mit"),
-}
-
-# Licences of the project's training files (from ../shared/data/README.md), by file name.
-_PARALLEL_SOURCES = (
-    "STS-B train/dev sentences with their stsb-multi-mt translations (the licences of the STS-B sources), "
-    "Debian gettext catalogues (each package's licence, mostly GPL-2+ or LGPL-2.1+), Debian Reference (GPL-2+)"
-)
-KNOWN_DATA_LICENSES: dict[str, str] = {
-    "en.txt": "WordNet 3.0 glosses and examples (WordNet 3.0 licence), the Brown Corpus (redistribution "
-    "permitted), State of the Union addresses and Moby-Dick (public domain)",
-    "en-60k.txt": "the first 60,000 lines of en.txt: WordNet 3.0 glosses and examples (WordNet 3.0 licence), the "
-    "Brown Corpus (redistribution permitted), State of the Union addresses and Moby-Dick (public domain)",
-    "en-de.tsv": _PARALLEL_SOURCES + " and the Ding German-English dictionary (GPL-2+)",
-    "en-ja.tsv": _PARALLEL_SOURCES,
-    "en-zh.tsv": _PARALLEL_SOURCES,
-    "en-ja-jmdict.tsv": "JMdict common entries, from scripts/jmdict_pairs.py (EDRDG licence, CC BY-SA 4.0)",
-}
 COPYLEFT_NOTE = (
     "Part of this text is under copyleft licences (GPL, CC BY-SA). Whether a table distilled from it is a "
     "derivative work is not settled: check these terms before redistributing the model commercially."
 )
-
-LANGUAGE_NAMES = {
-    "en": "English",
-    "de": "German",
-    "ja": "Japanese",
-    "zh": "Chinese",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-    "ru": "Russian",
-    "ko": "Korean",
-    "ar": "Arabic",
-}
-SPACELESS_LANGUAGES = {"zh", "ja", "th", "lo", "km", "my"}
 
 STAGE_TITLES = {
     "extraction": "Extraction",
@@ -98,19 +58,13 @@ class TeacherInfo:
 
 
 def describe_teacher(teacher: str | None) -> TeacherInfo:
-    """Hub id and licence of a teacher given as a repo id or a local folder, as far as they are known."""
+    """Hub id and licence of a teacher given as a repo id, a registry name or a local folder, as far as known."""
     if not teacher:
         return TeacherInfo(None, None, None)
-    repo_id = teacher_repo_id(teacher)
-    known = KNOWN_TEACHERS.get(Path(teacher.rstrip("/")).name)
-    if repo_id is None and known is not None:
-        repo_id = known[0]
-    license_ = next((known_license for known_id, known_license in KNOWN_TEACHERS.values() if known_id == repo_id), None)
-    readme = Path(teacher) / CARD_FILE_NAME
-    if license_ is None and readme.is_file():
-        license_ = (metadata_load(readme) or {}).get("license")
+    known = find_teacher(teacher)
+    repo_id = known.repo_id if known is not None else (teacher if is_repo_id(teacher) else None)
     name = repo_id or Path(teacher.rstrip("/")).name
-    return TeacherInfo(name, repo_id, license_)
+    return TeacherInfo(name, repo_id, describe_license(teacher))
 
 
 def as_list(value: Any) -> list[str]:
@@ -218,11 +172,11 @@ def license_facts(metadata: dict[str, Any], teacher: TeacherInfo) -> tuple[str |
     # The build records several corpus files as one "a.txt, b.tsv" string.
     corpus = [part.strip() for item in as_list(metadata.get("corpus")) for part in item.split(", ") if part.strip()]
     sources = corpus + as_list(metadata.get("parallel")) + as_list(metadata.get("extra_pairs"))
-    for path in sources:
-        known = KNOWN_DATA_LICENSES.get(Path(path).name)
-        notes.append(f"`{display_path(path)}`: {known if known else 'licence not recorded, check it'}.")
     if metadata.get("data_license"):
-        notes.append(str(metadata["data_license"]))
+        listed = ", ".join(f"`{display_path(path)}`" for path in sources)
+        notes.append(f"{listed}: {metadata['data_license']}" if listed else str(metadata["data_license"]))
+    else:
+        notes.extend(f"`{display_path(path)}`: licence not recorded, check it." for path in sources)
     if any("GPL" in note or "CC BY-SA" in note for note in notes):
         notes.append(COPYLEFT_NOTE)
     return license_, text, notes

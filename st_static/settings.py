@@ -1,0 +1,242 @@
+"""What a build does: one settings dataclass per stage, nested in :class:`BuildSettings`.
+
+Every default is written here once. The command line derives its options from these fields (the ``help`` in
+each field's metadata is the option's help text), and each stage's cache key hashes ``asdict`` of that stage's own
+settings, so a new field reaches both without further code. Values are checked when a settings object is made.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from st_static.errors import StStaticError
+from st_static.teachers import DEFAULT_TEACHER
+
+
+class SettingsError(StStaticError, ValueError):
+    """A setting has a value it cannot take."""
+
+
+def setting(default: Any = MISSING, help: str = "", *, factory: Any = MISSING, cli: str = "") -> Any:
+    """A settings field: its default, its help text and (``cli``) how the command line writes it.
+
+    ``cli``: ``""`` (the field's own type), ``"comma"`` (a comma-separated list), ``"repeat"`` (a repeatable
+    option), ``"pairs"`` (repeatable ``KEY=VALUE``), ``"skip"`` (not an option).
+    """
+    metadata = {"help": help, "cli": cli}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _positive_int(settings: object, *names: str) -> None:
+    for name in names:
+        value = getattr(settings, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SettingsError(f"{name} must be a positive integer, got {value!r}.")
+
+
+def _positive_number(settings: object, *names: str) -> None:
+    for name in names:
+        value = getattr(settings, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            raise SettingsError(f"{name} must be a positive number, got {value!r}.")
+
+
+@dataclass
+class ExtractionSettings:
+    """Step 1: the vocabulary, the sentences the teacher reads, and how it reads them."""
+
+    teacher: str = setting(DEFAULT_TEACHER, "Teacher: a Sentence Transformer folder or Hub repo id.")
+    prompt: str = setting("", 'Text put before every sentence for the teacher, e.g. "query: " for e5 models.')
+    vocab_size: int = setting(150_000, "Largest vocabulary (per language written with spaces).")
+    spaceless_vocab_size: int = setting(
+        30_000, "Largest vocabulary per language written without spaces (Chinese, Japanese: teacher tokens)."
+    )
+    min_sentences: int = setting(2, "Words in fewer corpus sentences are left out (and reported).")
+    sentences_per_word: int = setting(100, "Shortest corpus sentences the teacher reads per word (N).")
+    max_words: int = setting(64, "Sentences with more words are never read (long inputs blur the vectors).")
+    lowercase: bool = setting(True, "Lowercase the vocabulary of a one-language table (as the paper does).")
+    wordfreq_weight: float = setting(
+        0.0, "Rank vocabulary candidates by (1-w)*log p(corpus) + w*log p(wordfreq) (needs the extract extra)."
+    )
+    batch_tokens: int = setting(1024, "Teacher tokens per forward batch.")
+    pca_sample_size: int = setting(100_000, "Corpus sentences sampled (per language) to fit the PCA.")
+    pca_sample_seed: int = setting(0, "Seed of the PCA sample.")
+    complete_spaceless: bool = setting(
+        True,
+        "Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that the corpus "
+        "missed (encoded alone, mapped into the table).",
+    )
+
+    def __post_init__(self) -> None:
+        _positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
+        _positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
+        if not 0.0 <= self.wordfreq_weight <= 1.0:
+            raise SettingsError(f"wordfreq_weight must lie in [0, 1], got {self.wordfreq_weight}.")
+        if not self.teacher:
+            raise SettingsError("teacher must name a Sentence Transformer (folder or Hub repo id).")
+
+
+@dataclass
+class ReductionSettings:
+    """Step 2: PCA with All-But-The-Top."""
+
+    dim: int = setting(256, "Dimension of the table after PCA.")
+    removed_components: int | None = setting(
+        None, "Leading principal components removed by ABTT (default: teacher dimension / 100, rounded down)."
+    )
+    pca_level: Literal["sentence", "word"] = setting(
+        "sentence", "Fit the PCA on sentence vectors (the method) or on the word table (for comparison)."
+    )
+
+    def __post_init__(self) -> None:
+        _positive_int(self, "dim")
+        if self.removed_components is not None and (
+            isinstance(self.removed_components, bool)
+            or not isinstance(self.removed_components, int)
+            or self.removed_components < 0
+        ):
+            raise SettingsError(f"removed_components must be 0 or more, got {self.removed_components!r}.")
+        if self.pca_level not in ("sentence", "word"):
+            raise SettingsError(f"pca_level must be sentence or word, got {self.pca_level!r}.")
+
+
+@dataclass
+class RefinementSettings:
+    """Step 3: training the table with the sentence-transformers trainer."""
+
+    loss: str = setting(
+        "auto",
+        "Refinement loss, by registered name (st_static.losses.LOSSES): auto = distillation for one language, "
+        "contrastive across languages.",
+    )
+    steps: int = setting(30_000, "Most refinement steps (early stopping may end sooner).")
+    batch_size: int = setting(128, "Sentences (or translation pairs) per batch: K of the losses.")
+    learning_rate: float = setting(1e-3, "Adam's learning rate.")
+    temperature: float = setting(0.05, "Softmax temperature of the losses.")
+    eval_steps: int = setting(500, "Steps between validation-loss evaluations.")
+    patience: int | None = setting(5, "Evaluations without a lower validation loss before stopping (none: never).")
+    validation_size: int = setting(
+        4096, "Sentences (or pairs) held out for the validation loss; scaled down for small corpora."
+    )
+    matryoshka_dims: list[int] | None = setting(
+        None,
+        "Train with MatryoshkaLoss over these dimensions (e.g. 32,64,128,256) so truncated vectors stay good.",
+        cli="comma",
+    )
+    center_teacher: bool = setting(
+        True, "Distil against mean-centred teacher embeddings (needed for anisotropic teachers such as e5)."
+    )
+    crosslingual_distillation: bool = setting(
+        False,
+        "Cross-lingual tables: also distil the teacher's similarities on the extracted sentences of every "
+        "language, in turn with the contrastive loss.",
+    )
+    seed: int = setting(0, "Seed of the validation split, the batch order and the trainer.")
+    num_threads: int | None = setting(
+        1, "Torch threads while training (small sparse steps run fastest on one); none keeps torch's setting."
+    )
+
+    def __post_init__(self) -> None:
+        _positive_int(self, "steps", "batch_size", "eval_steps", "validation_size")
+        _positive_number(self, "learning_rate", "temperature")
+        if self.batch_size < 2:
+            raise SettingsError("batch_size must be at least 2 (the losses compare texts in a batch), got 1.")
+        if self.patience is not None:
+            _positive_int(self, "patience")
+        if self.num_threads is not None:
+            _positive_int(self, "num_threads")
+        if self.matryoshka_dims is not None:
+            dims = list(self.matryoshka_dims)
+            if not dims or any(isinstance(dim, bool) or not isinstance(dim, int) or dim < 1 for dim in dims):
+                raise SettingsError(f"matryoshka_dims must be positive integers, got {self.matryoshka_dims!r}.")
+            self.matryoshka_dims = dims
+
+
+@dataclass
+class BuildSettings:
+    """Everything that decides what a build produces: its inputs and the settings of each stage."""
+
+    corpus: str | None = setting(None, "Text file, one sentence per line (the table's first language).")
+    parallel: list[str] | None = setting(
+        None,
+        "Translation pairs (TSV with a header, first language first) for a cross-lingual table; file i pairs the "
+        "first language with language i+1.",
+        cli="repeat",
+    )
+    languages: list[str] = setting(
+        help="Comma-separated languages; the first is paired with the others.", factory=lambda: ["en"], cli="comma"
+    )
+    extra_pairs: dict[str, str] | None = setting(
+        None,
+        "LANG=FILE: more translation pairs (pivot first, e.g. a dictionary) for the contrastive training only.",
+        cli="pairs",
+    )
+    data_license: str | None = setting(
+        None, "Licence of the training text, shown in the model card (e.g. 'CC BY-SA 4.0, from ...')."
+    )
+    extraction: ExtractionSettings = setting(factory=ExtractionSettings, cli="skip")
+    reduction: ReductionSettings = setting(factory=ReductionSettings, cli="skip")
+    refinement: RefinementSettings = setting(factory=RefinementSettings, cli="skip")
+
+    def __post_init__(self) -> None:
+        languages = [language.strip() for language in self.languages if language and language.strip()]
+        if not languages:
+            raise SettingsError("languages must name at least one language, e.g. en.")
+        self.languages = languages
+        if self.parallel is not None:
+            self.parallel = [str(path) for path in self.parallel] or None
+        if self.corpus is not None:
+            self.corpus = str(self.corpus)
+        if self.parallel and len(self.languages) != len(self.parallel) + 1:
+            raise SettingsError(
+                f"--languages {','.join(self.languages)} needs {len(self.languages) - 1} parallel file(s) pairing "
+                f"{self.languages[0]} with each other language, got {len(self.parallel)}."
+            )
+        for language in self.extra_pairs or {}:
+            if language not in self.languages[1:]:
+                raise SettingsError(
+                    f"Extra pairs for {language!r}, which is not one of the paired languages {self.languages[1:]}."
+                )
+
+    @property
+    def crosslingual(self) -> bool:
+        """Whether the table is cross-lingual (built from translation pairs)."""
+        return bool(self.parallel)
+
+    @property
+    def inputs(self) -> list[str]:
+        """The files the build reads (none may lie inside its output)."""
+        return [*([self.corpus] if self.corpus else []), *(self.parallel or []), *(self.extra_pairs or {}).values()]
+
+    @classmethod
+    def from_flat(cls, **values: Any) -> BuildSettings:
+        """Settings from flat keyword arguments: every field of every stage by its own name (as the CLI has them)."""
+        stages = {item.name: item.type for item in fields(cls) if item.metadata.get("cli") == "skip"}
+        classes = {"extraction": ExtractionSettings, "reduction": ReductionSettings, "refinement": RefinementSettings}
+        nested: dict[str, dict[str, Any]] = {name: {} for name in stages}
+        top: dict[str, Any] = {}
+        owner = {item.name: stage for stage, kind in classes.items() for item in fields(kind)}
+        for name, value in values.items():
+            if name in owner:
+                nested[owner[name]][name] = value
+            elif name in {item.name for item in fields(cls)} and name not in stages:
+                top[name] = value
+            else:
+                raise TypeError(f"Unknown build setting {name!r}.")
+        return cls(**top, **{stage: classes[stage](**nested[stage]) for stage in classes})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON-able data (what a build records next to its model)."""
+        return asdict(self)
+
+
+def settings_fields() -> list[tuple[type, Any]]:
+    """Every settings field the command line offers, with the class it belongs to, in declaration order."""
+    items: list[tuple[type, Any]] = []
+    for kind in (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings):
+        items.extend((kind, item) for item in fields(kind) if item.metadata.get("cli") != "skip")
+    return items

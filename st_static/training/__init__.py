@@ -1,0 +1,48 @@
+"""Refinement, step 3 of the method: train only the word table with the sentence-transformers trainer.
+
+Monolingual models are refined by similarity distillation against precomputed teacher sentence embeddings
+(:func:`refine_by_distillation`); cross-lingual ones by a contrastive loss on translation pairs
+(:func:`refine_by_translation`; several language pairs take turns, one pair per batch, so the objective is the sum
+of the pairs' losses). Both follow the paper: Adam at a learning rate of 1e-3, batches of 128, up to 30k steps,
+early stopping on a held-out validation loss, and the table of the best validation step restored. The validation
+loss is evaluated before training and every ``eval_steps`` steps; ``output_dir`` receives its history
+(``training_history.json``) and a plot (``training_curve.png``).
+
+Modules: ``refinement`` (entry points, the loss chosen by the settings), ``datasets`` (training/validation data),
+``trainer`` (the trainer with sparse Adam), ``callbacks`` (best table, early stopping), ``records`` (history,
+curve, metadata). Needs the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+from st_static.training.datasets import split_indices
+from st_static.training.records import (
+    CURVE_FILE_NAME,
+    HISTORY_FILE_NAME,
+    TrainingResult,
+    ValidationRecord,
+    plot_training_curve,
+    write_training_record,
+)
+from st_static.training.refinement import (
+    loss_names,
+    refine,
+    refine_by_distillation,
+    refine_by_translation,
+    trainable_module,
+)
+
+__all__ = [
+    "CURVE_FILE_NAME",
+    "HISTORY_FILE_NAME",
+    "TrainingResult",
+    "ValidationRecord",
+    "loss_names",
+    "plot_training_curve",
+    "refine",
+    "refine_by_distillation",
+    "refine_by_translation",
+    "split_indices",
+    "trainable_module",
+    "write_training_record",
+]
