@@ -269,6 +269,11 @@ class StaticWordAverage(StaticEmbedding):
             "metadata": self.metadata,
         }
 
+    def tensors_to_save(self) -> dict[str, torch.Tensor]:
+        """The tensors of ``model.safetensors``: the full token table (subclasses store it more compactly)."""
+        self.sync_token_rows()
+        return {"embedding.weight": self.embedding.weight.detach().to("cpu").contiguous()}
+
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         """Write ``tokenizer.json``, ``model.safetensors`` and ``st_static_config.json`` to ``output_path``.
 
@@ -276,11 +281,10 @@ class StaticWordAverage(StaticEmbedding):
         folder is removed first: ``SentenceTransformer.save`` writes it last, so a save interrupted in between
         leaves a folder that refuses to load rather than one that mixes two models.
         """
-        self.sync_token_rows()
+        weights = self.tensors_to_save()
         output = Path(output_path)
         output.mkdir(parents=True, exist_ok=True)
         (output / "modules.json").unlink(missing_ok=True)
-        weights = {"embedding.weight": self.embedding.weight.detach().to("cpu").contiguous()}
         write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
         write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
         config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)

@@ -24,7 +24,6 @@ sentence-transformers), so that :meth:`StaticWordAverage.load` alone returns the
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,18 +31,13 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
 from st_static.compression.pipeline import column_scale_dense, float_pipeline, rebuild
-from st_static.files import write_file_atomically, write_text_atomically
 from st_static.static_word_average import (
-    CONFIG_FILE_NAME,
-    TOKENIZER_FILE_NAME,
-    WEIGHTS_FILE_NAME,
     StaticWordAverage,
 )
 
@@ -172,7 +166,7 @@ class CompactStaticWordAverage(StaticWordAverage):
             f"lowercase={self.lowercase}, storage={self.storage!r})"
         )
 
-    def compact_weights(self) -> dict[str, torch.Tensor]:
+    def tensors_to_save(self) -> dict[str, torch.Tensor]:
         """The tensors of ``model.safetensors``: ``embeddings``, ``mapping`` and (except float32) ``weights``.
 
         Raises:
@@ -201,17 +195,6 @@ class CompactStaticWordAverage(StaticWordAverage):
         if self.column_scale is not None:
             weights["column_scale"] = self.column_scale.contiguous()
         return weights
-
-    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        """Write ``tokenizer.json``, a compact ``model.safetensors`` and ``st_static_config.json``."""
-        weights = self.compact_weights()
-        output = Path(output_path)
-        output.mkdir(parents=True, exist_ok=True)
-        (output / "modules.json").unlink(missing_ok=True)
-        write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
-        write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
-        config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
-        write_text_atomically(output / CONFIG_FILE_NAME, config_text)
 
 
 # Recorded in modules.json as sentence-transformers' StaticEmbedding, like StaticWordAverage: the files are

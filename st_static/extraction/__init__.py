@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from st_static.extraction.corpus import CorpusError, iter_sentences
-from st_static.extraction.extract import ExtractionResult, TeacherError, extract_word_vectors
+from st_static.extraction.extract import ExtractionResult, extract_word_vectors
 from st_static.extraction.pca import PCATransform, fit_pca
 from st_static.extraction.selection import SentenceSelection, select_sentences
 from st_static.extraction.stages import (
@@ -14,6 +14,7 @@ from st_static.extraction.stages import (
     run_reduction,
 )
 from st_static.extraction.vocabulary import Vocabulary, build_vocabulary, count_word_sentences
+from st_static.teachers import TeacherError
 
 __all__ = [
     "CorpusError",

@@ -30,6 +30,7 @@ from st_static.languages import (
     is_spaceless_token,
 )
 from st_static.static_word_average import StaticWordAverage
+from st_static.teachers import strip_subword_markers
 from st_static.tokenization import build_word_tokenizer, split_words
 
 logger = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def teacher_spaceless_tokens(teacher_tokenizer: Tokenizer, languages: set[str] |
     unigram_scores = _unigram_scores(teacher_tokenizer)
     scores: dict[str, float] = {}
     for piece, token_id in teacher_tokenizer.get_vocab(with_added_tokens=False).items():
-        token = piece.lstrip("▁").removeprefix("##")
+        token = strip_subword_markers(piece)
         if not token or not is_spaceless_token(token) or not (_token_languages(token) & wanted):
             continue
         if split_words(token) != [token]:

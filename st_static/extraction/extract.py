@@ -22,17 +22,15 @@ import numpy as np
 import torch
 from safetensors.numpy import load_file, save_file
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.modules import Transformer
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
 from st_static.extraction.selection import OccurrenceFinder
+from st_static.files import write_file_atomically
+from st_static.settings import ExtractionSettings
+from st_static.teachers import TeacherError, check_teacher
 
 logger = logging.getLogger(__name__)
-
-
-class TeacherError(ValueError):
-    """The teacher cannot provide token vectors with character offsets."""
 
 
 @dataclass
@@ -52,25 +50,6 @@ class ExtractionResult:
 class _Batch:
     indices: np.ndarray
     texts: list[str]
-
-
-def check_teacher(teacher: SentenceTransformer) -> Transformer:
-    """Return the teacher's transformer module, or raise a ``TeacherError`` saying why it cannot be used."""
-    first = teacher[0]
-    if not isinstance(first, Transformer):
-        raise TeacherError(
-            f"The teacher's first module is {type(first).__name__}; extraction needs a Transformer module that "
-            "outputs token embeddings (e.g. a static model cannot be a teacher)."
-        )
-    tokenizer = getattr(first, "tokenizer", None)
-    if tokenizer is None or not getattr(tokenizer, "is_fast", False):
-        raise TeacherError("The teacher's tokenizer is not a fast (Rust) tokenizer; character offsets are needed.")
-    features = teacher.preprocess(["a test sentence"])
-    with torch.inference_mode():
-        output = teacher.forward(features)
-    if "token_embeddings" not in output or "sentence_embedding" not in output:
-        raise TeacherError("The teacher does not output both token_embeddings and sentence_embedding.")
-    return first
 
 
 def plan_batches(sentences: list[str], batch_tokens: int, max_batch_size: int) -> list[_Batch]:
@@ -115,13 +94,9 @@ class _Checkpoint:
         return tensors["sums"], tensors["counts"], int(tensors["next_batch"][0])
 
     def save(self, sums: np.ndarray, counts: np.ndarray, next_batch: int) -> None:
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        save_file(
-            {"sums": sums, "counts": counts, "next_batch": np.array([next_batch], dtype=np.int64)},
-            str(temporary),
-            metadata={"fingerprint": self.fingerprint},
-        )
-        os.replace(temporary, self.path)
+        tensors = {"sums": sums, "counts": counts, "next_batch": np.array([next_batch], dtype=np.int64)}
+        metadata = {"fingerprint": self.fingerprint}
+        write_file_atomically(self.path, lambda temporary: save_file(tensors, str(temporary), metadata=metadata))
 
 
 def _fingerprint(teacher_name: str, prompt: str, word_tokenizer: Tokenizer, sentences: list[str], plan: str) -> str:
@@ -216,7 +191,7 @@ def extract_word_vectors(
     sentences: list[str],
     word_tokenizer: Tokenizer,
     prompt: str = "",
-    batch_tokens: int = 1024,
+    batch_tokens: int = ExtractionSettings.batch_tokens,
     max_batch_size: int = 128,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     resume: bool = False,

@@ -12,6 +12,7 @@ from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
 from st_static.languages import is_spaceless_token
+from st_static.settings import ExtractionSettings
 from st_static.tokenization import token_targets
 
 
@@ -87,10 +88,10 @@ def _batched(iterable: Iterable[str], size: int) -> Iterator[list[str]]:
 def select_sentences(
     sentences: Iterable[str],
     word_tokenizer: Tokenizer,
-    sentences_per_word: int = 100,
-    max_words: int = 64,
-    pca_sample_size: int = 100_000,
-    seed: int = 0,
+    sentences_per_word: int = ExtractionSettings.sentences_per_word,
+    max_words: int = ExtractionSettings.max_words,
+    pca_sample_size: int = ExtractionSettings.pca_sample_size,
+    seed: int = ExtractionSettings.pca_sample_seed,
     chunk_size: int = 50_000,
 ) -> SentenceSelection:
     """Stream the corpus once and keep, for every vocabulary word, its ``sentences_per_word`` shortest sentences.

@@ -12,11 +12,11 @@ from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
 from st_static.languages import is_spaceless_token
+from st_static.settings import ExtractionSettings
+from st_static.teachers import SENTENCEPIECE_SPACE, WORDPIECE_CONTINUATION
 from st_static.tokenization import split_words, word_normalizer, word_pre_tokenizer
 
 logger = logging.getLogger(__name__)
-
-SENTENCEPIECE_SPACE = "\u2581"
 
 
 @dataclass
@@ -73,7 +73,7 @@ def count_teacher_token_sentences(sentences: Iterable[str], teacher_tokenizer: T
 
     def pieces(token: str) -> list[str]:
         if token not in pieces_of:
-            text = token.removeprefix("##").replace(SENTENCEPIECE_SPACE, " ")
+            text = token.removeprefix(WORDPIECE_CONTINUATION).replace(SENTENCEPIECE_SPACE, " ")
             pieces_of[token] = [piece for piece in split_words(text) if is_spaceless_token(piece)]
         return pieces_of[token]
 
@@ -94,10 +94,10 @@ def count_teacher_token_sentences(sentences: Iterable[str], teacher_tokenizer: T
 def build_vocabulary(
     sentence_counts: Counter[str],
     size: int,
-    min_sentences: int = 3,
+    min_sentences: int = ExtractionSettings.min_sentences,
     lowercase: bool = True,
     word_list: Sequence[str] | None = None,
-    wordfreq_weight: float = 0.0,
+    wordfreq_weight: float = ExtractionSettings.wordfreq_weight,
     language: str = "en",
 ) -> Vocabulary:
     """Pick the vocabulary from sentence counts.

@@ -15,9 +15,12 @@ from torch import Tensor, nn
 from st_static.citation import WADA_2025_BIBTEX
 from st_static.losses.registry import register_loss
 from st_static.losses.similarity_distillation import check_temperature
+from st_static.settings import RefinementSettings
 
 
-def bilingual_contrastive_loss(embeddings1: Tensor, embeddings2: Tensor, temperature: float = 0.05) -> Tensor:
+def bilingual_contrastive_loss(
+    embeddings1: Tensor, embeddings2: Tensor, temperature: float = RefinementSettings.temperature
+) -> Tensor:
     """The bilingual contrastive loss of one batch of translation pairs (Wada et al., 2025, Eqs. 4-5).
 
     ``L = -1/K sum_i [log softmax_tau(U)_ii + log softmax_tau(U^T)_ii]`` with ``U_ij`` the cosine similarity of
@@ -41,7 +44,7 @@ def bilingual_contrastive_loss(embeddings1: Tensor, embeddings2: Tensor, tempera
 
 @register_loss("contrastive", data="translation_pairs")
 class BilingualContrastiveLoss(nn.Module):
-    def __init__(self, model: SentenceTransformer, temperature: float = 0.05) -> None:
+    def __init__(self, model: SentenceTransformer, temperature: float = RefinementSettings.temperature) -> None:
         """
         Pulls each sentence towards its translation and away from the other translations in the batch, in both
         directions (language 1 -> language 2 and language 2 -> language 1). This is the refinement step of

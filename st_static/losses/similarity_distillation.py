@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from st_static.citation import WADA_2025_BIBTEX
 from st_static.losses.registry import register_loss
+from st_static.settings import RefinementSettings
 
 
 def check_temperature(temperature: float) -> float:
@@ -25,7 +26,7 @@ def check_temperature(temperature: float) -> float:
 
 
 def similarity_distillation_loss(
-    student_embeddings: Tensor, teacher_embeddings: Tensor, temperature: float = 0.05
+    student_embeddings: Tensor, teacher_embeddings: Tensor, temperature: float = RefinementSettings.temperature
 ) -> Tensor:
     """The similarity distillation loss of one batch (Wada et al., 2025, Eqs. 2-3).
 
@@ -57,7 +58,7 @@ def similarity_distillation_loss(
 
 @register_loss("distillation", data="teacher_embeddings")
 class SimilarityDistillationLoss(nn.Module):
-    def __init__(self, model: SentenceTransformer, temperature: float = 0.05) -> None:
+    def __init__(self, model: SentenceTransformer, temperature: float = RefinementSettings.temperature) -> None:
         """
         Distils a teacher's *in-batch similarity structure* into a student: for every sentence in a batch, the
         student's softmax distribution over its similarities to the other sentences is trained towards the
