@@ -3,8 +3,9 @@
 References:
     - Wang & Isola, 2020. Understanding Contrastive Representation Learning through Alignment and Uniformity on
       the Hypersphere. ICML.
-    - ../shared/papers/language-bias-multilingual-embeddings.md, section 5.1 (both measures on parallel pairs).
-    - ../shared/papers/static-word-embeddings-for-sentence-semantics.md, section 5.2 (silhouette of languages).
+    - The language-bias paper on multilingual embeddings, section 5.1 (both measures on parallel pairs).
+    - Wada et al., 2025. Static Word Embeddings for Sentence Semantic Representation, section 5.2 (silhouette of
+      languages).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> 
     """The known data files under ``data_dir`` (see :data:`KNOWN_FILES`); other files are ignored.
 
     Args:
-        data_dir: A folder laid out like ``../shared/data`` (``sts/``, ``tatoeba/``, ``pairclass/``).
+        data_dir: A folder holding ``sts/``, ``tatoeba/`` and ``pairclass/`` files (see :data:`KNOWN_FILES`).
         include: Keep only tasks whose name matches this glob, or one of these comma-separated globs (e.g.
             ``"stsb-en-*"`` or ``"stsb-en-test,sick-dev"``).
 

@@ -61,7 +61,7 @@ def read_multilingual_corpus(
 
     Args:
         parallel_files: TSV files with a header; column 1 is the first language of ``languages`` (English in
-            ``../shared/data/parallel``), column 2 the other.
+            a file pairing English with another language), column 2 the other.
         languages: All languages, the first one being the pivot of every parallel file, e.g. ``["en", "de"]``.
             With several files, file *i* pairs ``languages[0]`` with ``languages[i + 1]``.
         monolingual: Extra sentences per language (e.g. an English corpus) used for vocabulary and extraction.
