@@ -22,14 +22,12 @@ _PUBLIC = {
     "encode": "st_static.inference",
     "load_model": "st_static.io",
     "save_model": "st_static.io",
-    "distill": "st_static.distill",
-    "build": "st_static.build",
+    "distill": "st_static.distill_api",
     "BuildSettings": "st_static.settings",
 }
 
 if TYPE_CHECKING:
-    from st_static.build import build
-    from st_static.distill import distill
+    from st_static.distill_api import distill
     from st_static.errors import StStaticError
     from st_static.inference import encode
     from st_static.io import load_model, save_model
@@ -49,7 +47,6 @@ __all__ = [
     "StStaticError",
     "StaticWordAverage",
     "__version__",
-    "build",
     "distill",
     "encode",
     "load_model",

@@ -18,3 +18,10 @@ class UnsafeDestinationError(StStaticError, ValueError):
 
 class FolderInUseError(StStaticError, RuntimeError):
     """Another process holds the lock of a folder this run needs to write."""
+
+
+class OutputWriteError(StStaticError, OSError):
+    """An output could not be written (disk full, read-only or not writable); nothing was changed."""
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()

@@ -38,12 +38,14 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from st_static.errors import FolderInUseError, UnsafeDestinationError
+from st_static.errors import FolderInUseError, OutputWriteError, UnsafeDestinationError
 
 logger = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 _UMASK_LOCK = threading.Lock()
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+"""Errors that mean "this place cannot be written" (reported as :class:`OutputWriteError`)."""
 
 
 # ---------------------------------------------------------------------------------------------------- modes
@@ -309,15 +311,25 @@ def staged_folder(
     inputs = list(inputs)
     checks = {"replaceable": replaceable, "inputs": inputs, "force": force, "what": what}
     target = check_destination(destination, **checks)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    recover_interrupted_swaps(target)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
+    staging = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        recover_interrupted_swaps(target)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
         yield staging
         check_destination(target, **checks)  # again: the block may have run for hours
         publish_folder(staging, target)
+    except OSError as error:
+        if error.errno not in WRITE_ERRNOS:
+            raise
+        raise OutputWriteError(
+            error.errno,
+            f"Cannot write the {what} {target}: {error.strerror} ({error.filename}). Nothing was changed "
+            f"at {target}; free space or choose a writable folder.",
+        ) from error
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def content_digest(path: PathLike) -> str:

@@ -25,7 +25,6 @@ from st_static.extraction.corpus import (
     CorpusError,
     CorpusSource,
     check_corpus,
-    check_corpus_source,
     corpus_digest,
     corpus_name,
     iter_sentences,
@@ -118,10 +117,8 @@ def run_pipeline(
     if not sources:
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
     for source in sources:
-        check_corpus_source(source)
+        check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
     load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now, not after the corpus pass
-    for source in sources:
-        check_corpus(source, name=corpus_name(source))
     stages = _Stages(settings, work_dir, evaluate)
 
     started = time.perf_counter()

@@ -156,7 +156,7 @@ def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
 
 
 def _unavailable(name: object, error: BaseException) -> str:
-    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0].rstrip(".")
     hint = "give a local Sentence Transformer folder, or a Hub id that is in the Hugging Face cache"
     known = find_teacher(str(name))
     if known is not None and known.package is not None:

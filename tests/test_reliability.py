@@ -229,3 +229,60 @@ def test_a_failed_block_leaves_the_destination_and_no_staging(word_model, tmp_pa
 def test_project_errors_share_one_base():
     assert issubclass(UnsafeDestinationError, StStaticError)
     assert issubclass(FolderInUseError, StStaticError)
+
+
+# ------------------------------------------------------------------------------------------ unwritable outputs
+def test_a_full_disk_during_compress_is_one_error_line_and_changes_nothing(word_model, tmp_path, monkeypatch):
+    import errno
+
+    import st_static.static_word_average as module
+
+    model = save_model(word_model, tmp_path / "model")
+    save_model(word_model, tmp_path / "small")
+    before = sorted(path.name for path in (tmp_path / "small").iterdir())
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "model.safetensors")
+
+    monkeypatch.setattr(module, "save_file", full_disk)
+    result = runner.invoke(app, ["compress", str(model), "-o", str(tmp_path / "small"), "-s", "float16"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"error: Cannot write the model folder {tmp_path / 'small'}: No space left on device (model.safetensors). "
+        f"Nothing was changed at {tmp_path / 'small'}; free space or choose a writable folder."
+    ]
+    assert sorted(path.name for path in (tmp_path / "small").iterdir()) == before
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".small.")]
+
+
+def test_cli_errors_are_one_line(tmp_path, word_model):
+    model = save_model(word_model, tmp_path / "model")
+    cases = [
+        (
+            [
+                "build",
+                "--out",
+                str(tmp_path / "m"),
+                "--corpus",
+                str(model / "tokenizer.json"),
+                "--matryoshka-dims",
+                "a,b",
+            ],
+            "--matryoshka-dims takes comma-separated integers",
+        ),
+        (["card", str(model), "--output", str(tmp_path)], "is a folder"),
+    ]
+    for arguments, fragment in cases:
+        result = runner.invoke(app, arguments)
+        assert result.exit_code == 1, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], result.output
+
+
+def test_a_speed_corpus_that_is_not_utf8_is_read_as_far_as_it_is(tmp_path, word_model):
+    model = save_model(word_model, tmp_path / "model")
+    corpus = tmp_path / "latin1.txt"
+    corpus.write_bytes("the cat sat\ncaf\xe9 cr\xe8me\n".encode("latin-1") + b"the mat\n")
+    result = runner.invoke(app, ["card", str(model), "--speed-corpus", str(corpus), "--speed-sentences", "10"])
+    assert result.exit_code == 0, result.output
+    assert "sentences/s" in result.output

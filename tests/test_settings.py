@@ -1,0 +1,108 @@
+"""One settings object: defaults written once, CLI options from the fields, stage keys from asdict, losses by name."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+from torch import nn
+from typer.testing import CliRunner
+
+from st_static.build import build
+from st_static.cli import app
+from st_static.losses import LOSSES, register_loss
+from st_static.settings import (
+    BuildSettings,
+    ExtractionSettings,
+    RefinementSettings,
+    SettingsError,
+    settings_fields,
+)
+
+from .teachers import TINY_CORPUS, make_tiny_teacher
+from .test_build import tiny_settings
+
+
+def test_every_setting_is_a_build_option_with_its_help():
+    import typer
+
+    options = {
+        option: parameter.help
+        for parameter in typer.main.get_command(app).commands["build"].params
+        for option in parameter.opts
+    }
+    for _, item in settings_fields():
+        flag = "--" + item.name.replace("_", "-")
+        assert flag in options, item.name
+        assert options[flag] == item.metadata["help"] and options[flag], item.name
+
+
+def test_setting_names_are_unique_across_stages():
+    names = [item.name for _, item in settings_fields()]
+    assert len(names) == len(set(names))
+
+
+def test_flat_values_reach_their_stage():
+    settings = BuildSettings.from_flat(dim=64, steps=7, sentences_per_word=5, languages=["en"])
+    assert settings.reduction.dim == 64 and settings.refinement.steps == 7
+    assert settings.extraction.sentences_per_word == 5
+    with pytest.raises(TypeError, match="Unknown build setting"):
+        BuildSettings.from_flat(dimension=64)
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "message"),
+    [
+        (ExtractionSettings, {"sentences_per_word": 0}, "sentences_per_word"),
+        (RefinementSettings, {"batch_size": 1}, "batch_size"),
+        (RefinementSettings, {"learning_rate": -1.0}, "learning_rate"),
+        (RefinementSettings, {"matryoshka_dims": [64, 0]}, "matryoshka_dims"),
+    ],
+)
+def test_values_are_checked_when_settings_are_made(kind, values, message):
+    with pytest.raises(SettingsError, match=message):
+        kind(**values)
+
+
+def test_the_stage_key_follows_every_field():
+    from st_static.pipeline import stage_key
+
+    base = RefinementSettings()
+    changes = [("steps", 11), ("temperature", 0.1), ("center_teacher", False), ("loss", "contrastive")]
+    keys = {stage_key(dataclasses.asdict(dataclasses.replace(base, **{name: value}))) for name, value in changes}
+    assert len(keys | {stage_key(dataclasses.asdict(base))}) == len(changes) + 1
+
+
+class MeanCosineLoss(nn.Module):
+    """A toy loss: pull every sentence towards the teacher's direction (only for this test)."""
+
+    def __init__(self, model: SentenceTransformer, temperature: float = 0.05) -> None:
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+
+    def forward(self, sentence_features: list[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
+        embeddings = self.model(sentence_features[0])["sentence_embedding"]
+        return -torch.nn.functional.cosine_similarity(embeddings, embeddings.mean(0, keepdim=True)).mean()
+
+
+def test_a_new_loss_joins_the_build_by_registering_and_naming_it(tmp_path):
+    register_loss("mean-cosine", data="teacher_embeddings")(MeanCosineLoss)
+    try:
+        teacher = make_tiny_teacher(tmp_path / "teacher")
+        corpus = tmp_path / "corpus.txt"
+        corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+        result = build(tiny_settings(teacher, corpus=str(corpus), loss="mean-cosine"), tmp_path / "model")
+    finally:
+        del LOSSES["mean-cosine"]
+    history = json.loads((result.output / "training" / "training_history.json").read_text())
+    assert history["settings"]["loss"] == "MeanCosineLoss"
+    assert result.model[0].metadata["training"]["loss"] == "MeanCosineLoss"
+
+
+def test_an_unknown_loss_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m"), "--corpus", "x.txt", "--loss", "nope"])
+    assert result.exit_code == 1
