@@ -10,11 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from sentence_transformers import SentenceTransformer
 
 from st_static.errors import UnsafeDestinationError
 from st_static.evaluation.report import (
@@ -31,16 +28,11 @@ from st_static.training.records import CURVE_FILE_NAME
 STAGE_SCORES_FILE_NAME = "stage_scores"
 
 
-@dataclass
-class BuildResult:
-    """What ``build`` produced."""
+@dataclass(kw_only=True)
+class BuildResult(PipelineResult):
+    """What ``build`` produced: the stages' result and the published folder."""
 
-    model: SentenceTransformer
     output: Path
-    work_dir: Path
-    stage_scores: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    training: dict[str, Any] = field(default_factory=dict)
 
     @property
     def training_curve(self) -> Path | None:
@@ -100,14 +92,8 @@ def build(
         result = run_pipeline(settings, work, evaluate=evaluate, metadata=metadata)
         if is_first_process():
             publish(result, output, inputs=inputs, force=force)
-    return BuildResult(
-        model=load_model(output) if is_first_process() else result.model,
-        output=output,
-        work_dir=work,
-        stage_scores=result.stage_scores,
-        seconds=result.seconds,
-        training=result.training,
-    )
+    published = load_model(output) if is_first_process() else result.model
+    return BuildResult(**{**vars(result), "model": published}, output=output)
 
 
 def publish(result: PipelineResult, output: Path, *, inputs: list[str] | None = None, force: bool = False) -> None:
