@@ -25,6 +25,7 @@ class TrainingRecord(TypedDict, total=False):
     learning_rate: float
     temperature: float
     best_validation_loss: float | None
+    propagated_rows: int
 
 
 class SpeedRecord(TypedDict, total=False):

@@ -129,19 +129,11 @@ def run_pipeline(
     extraction = _extract(settings, corpus, multilingual, work_dir / f"extraction-{extraction_key}")
     stages.finished("extraction", started, extraction.model_path)
 
-    if (
-        multilingual is not None
-        and settings.extraction.complete_spaceless
-        and has_spaceless_language(settings.languages)
-    ):
+    if _completes(settings):
         extraction_key = stage_key(extraction_key, "completion")
         started = time.perf_counter()
         extraction = run_completion(
-            extraction,
-            work_dir / f"completion-{extraction_key}",
-            settings.extraction.teacher,
-            settings.languages,
-            settings.extraction.prompt,
+            extraction, work_dir / f"completion-{extraction_key}", settings.extraction, settings.languages
         )
         stages.finished("completion", started, extraction.model_path)
 
@@ -175,6 +167,13 @@ def run_pipeline(
         seconds=stages.seconds,
         training=training,
     )
+
+
+def _completes(settings: BuildSettings) -> bool:
+    """Whether the build adds words the corpus lacks (see :func:`~st_static.extraction.stages.run_completion`)."""
+    if settings.crosslingual:
+        return settings.extraction.complete_spaceless and has_spaceless_language(settings.languages)
+    return settings.extraction.complete_words > 0
 
 
 def _recorded_inputs(

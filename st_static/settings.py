@@ -65,6 +65,11 @@ class ExtractionSettings:
     batch_tokens: int = setting(1024, "Teacher tokens per forward batch.")
     pca_sample_size: int = setting(100_000, "Corpus sentences sampled (per language) to fit the PCA.")
     pca_sample_seed: int = setting(0, "Seed of the PCA sample.")
+    complete_words: int = setting(
+        0,
+        "One-language tables: add up to this many of the language's most frequent words (wordfreq) that the corpus "
+        "lacks, encoded alone by the teacher and mapped into the table (0: none).",
+    )
     complete_spaceless: bool = setting(
         True,
         "Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that the corpus "
@@ -74,6 +79,8 @@ class ExtractionSettings:
     def __post_init__(self) -> None:
         _positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
         _positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
+        if isinstance(self.complete_words, bool) or not isinstance(self.complete_words, int) or self.complete_words < 0:
+            raise SettingsError(f"complete_words must be 0 or more, got {self.complete_words!r}.")
         if not 0.0 <= self.wordfreq_weight <= 1.0:
             raise SettingsError(f"wordfreq_weight must lie in [0, 1], got {self.wordfreq_weight}.")
         if not self.teacher:
@@ -134,6 +141,11 @@ class RefinementSettings:
         False,
         "Cross-lingual tables: also distil the teacher's similarities on the extracted sentences of every "
         "language, in turn with the contrastive loss.",
+    )
+    propagate_to_untrained: bool = setting(
+        False,
+        "Give rows no training batch reached (e.g. completed words) the refinement's linear map, fitted on the rows it "
+        "moved.",
     )
     seed: int = setting(0, "Seed of the validation split, the batch order and the trainer.")
     num_threads: int | None = setting(

@@ -11,11 +11,13 @@ from tokenizers import Tokenizer
 
 from st_static import StaticWordAverage
 from st_static.extraction.completion import (
-    RidgeMap,
     complete_spaceless_vocabulary,
+    complete_vocabulary,
     isolated_token_vectors,
     teacher_spaceless_tokens,
 )
+from st_static.ridge import RidgeMap
+from st_static.training.propagation import propagate_refinement
 from tests.teachers import CJK_WORDS, HAN_CHARACTERS, KANA_WORDS, make_tiny_teacher
 
 
@@ -106,6 +108,7 @@ def test_too_few_known_tokens_is_a_clear_error(cjk_teacher: SentenceTransformer)
 def test_completion_stage_folder_is_read_like_an_extraction(tmp_path: Path, cjk_teacher: SentenceTransformer) -> None:
     from st_static.extraction.stages import ExtractionStage, run_completion
     from st_static.io import save_model
+    from st_static.settings import ExtractionSettings
 
     module = _module_with_known_tokens(cjk_teacher, HAN_CHARACTERS[:120], np.eye(32, dtype=np.float32))
     extraction = tmp_path / "extraction"
@@ -118,7 +121,8 @@ def test_completion_stage_folder_is_read_like_an_extraction(tmp_path: Path, cjk_
     teacher_folder = tmp_path / "teacher"
     cjk_teacher.save_pretrained(str(teacher_folder))
 
-    stage = run_completion(ExtractionStage.open(extraction), tmp_path / "completion", str(teacher_folder), ["en", "zh"])
+    settings = ExtractionSettings(teacher=str(teacher_folder))
+    stage = run_completion(ExtractionStage.open(extraction), tmp_path / "completion", settings, ["en", "zh"])
 
     assert stage.stats["completion"]["added"] == len(CJK_WORDS) + 40
     assert stage.sentences() == ["cat"] and stage.pca_sentences() == ["cat dog"]
@@ -126,3 +130,50 @@ def test_completion_stage_folder_is_read_like_an_extraction(tmp_path: Path, cjk_
     reopened = ExtractionStage.open(tmp_path / "completion")
     assert reopened.stats == stage.stats
     assert not list(tmp_path.glob(".completion.tmp-*"))
+
+
+def letter_words(count: int, prefix: str) -> list[str]:
+    return [prefix + chr(97 + index // 26 % 26) + chr(97 + index % 26) for index in range(count)]
+
+
+@pytest.fixture(scope="module")
+def wordpiece_teacher(tmp_path_factory: pytest.TempPathFactory) -> SentenceTransformer:
+    return SentenceTransformer(str(make_tiny_teacher(tmp_path_factory.mktemp("wp"))), device="cpu")
+
+
+def test_words_the_corpus_lacks_are_added_lowercased_through_the_map(wordpiece_teacher: SentenceTransformer) -> None:
+    known, missing = letter_words(150, "k"), letter_words(40, "m")
+    transform = np.random.default_rng(2).normal(size=(32, 32)).astype(np.float32)
+    vectors, _ = isolated_token_vectors(wordpiece_teacher, known)
+    module = StaticWordAverage.from_word_vectors(known, vectors @ transform)
+    assert module.lowercase
+
+    candidates = [*known[:100], *(word.upper() for word in missing), "two words", *known[100:]]
+    completed, report = complete_vocabulary(module, wordpiece_teacher, candidates)
+
+    assert (report["in_table"], report["added"]) == (150, 40)
+    assert completed.lowercase and completed.vocabulary[150:] == missing
+    expected, _ = isolated_token_vectors(wordpiece_teacher, missing)
+    got = completed.word_vectors[150:].detach().numpy()
+    target = expected @ transform
+    cosine = (got * target).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(target, axis=1)
+    assert cosine.mean() > 0.99 and cosine.min() > 0.9
+    assert completed.token_ids(["MAB"])[0].tolist() == [completed.vocabulary.index("mab")]
+
+
+def test_the_refinement_map_reaches_rows_training_never_touched() -> None:
+    rng = np.random.default_rng(3)
+    before = rng.normal(size=(300, 8))
+    weight = rng.normal(size=(8, 8))
+    after = before.copy()
+    after[:250] = before[:250] @ weight  # the rows a training batch reached
+    propagated, mapped = propagate_refinement(before, after)
+    assert mapped == 50
+    expected = before[250:] @ weight
+    cosine = (
+        (propagated[250:] * expected).sum(1)
+        / np.linalg.norm(expected, axis=1)
+        / np.linalg.norm(propagated[250:], axis=1)
+    )
+    assert cosine.min() > 0.999
+    np.testing.assert_array_equal(propagated[:250], after[:250])

@@ -1,19 +1,20 @@
-"""Complete a cross-lingual table with the teacher's own Chinese and Japanese tokens.
+"""Complete a table with words its corpus lacks: every-day words of the language, or the teacher's own tokens.
 
-Parallel corpora of a narrow domain (software strings, news) miss many every-day words of the languages written
-without spaces: a token in fewer than ``min_sentences`` sentences gets no row, and the word falls apart into
-single characters. Every teacher token of those scripts that the corpus left out is encoded by the teacher on
-its own (a one-token "sentence", same prompt and offsets as the extraction) and mapped into the table's space
-by a ridge-regression map fitted on the tokens that have both a corpus vector and an isolated one. A token
-encoded alone is not what a token in context gives (no context, different position), so the map, not the raw
-isolated vector, is what goes into the table.
+A corpus of a narrow domain misses words a user's text holds: an English corpus of older prose has no "obama" or
+"facebook", and a word in fewer than ``min_sentences`` sentences gets no row and falls back to a prefix;
+Chinese/Japanese words fall apart into single characters. Each missing candidate (the language's most frequent
+words from ``wordfreq``, or the teacher's Chinese/Japanese tokens) is encoded by the teacher on its own (a one-word
+"sentence", same prompt and offsets as the extraction) and mapped into the table's space by a ridge-regression map
+fitted on the candidates that have both a corpus vector and an isolated one. A word encoded alone is not what a
+word in context gives (no context, different position), so the map, not the raw isolated vector, goes into the
+table.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,8 @@ from st_static.languages import (
     in_ranges,
     is_spaceless_token,
 )
+from st_static.metadata import with_stage
+from st_static.ridge import RidgeMap
 from st_static.static_word_average import StaticWordAverage
 from st_static.teachers import strip_subword_markers
 from st_static.tokenization import build_word_tokenizer, split_words
@@ -91,86 +94,65 @@ def isolated_token_vectors(
     return result.word_vectors, result.occurrences > 0
 
 
-@dataclass
-class RidgeMap:
-    """``y = (x - x_mean) @ weight + y_mean``, fitted by ridge regression."""
-
-    weight: np.ndarray
-    x_mean: np.ndarray
-    y_mean: np.ndarray
-
-    @classmethod
-    def fit(cls, x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> RidgeMap:
-        """Fit on paired rows; ``ridge`` is relative to the mean eigenvalue of the centred ``x`` covariance."""
-        if x.shape[0] != y.shape[0] or x.shape[0] < 2:
-            raise ValueError(f"A map needs at least two paired rows, got {x.shape[0]} and {y.shape[0]}.")
-        x = x.astype(np.float64)
-        y = y.astype(np.float64)
-        x_mean, y_mean = x.mean(axis=0), y.mean(axis=0)
-        xc, yc = x - x_mean, y - y_mean
-        gram = xc.T @ xc
-        penalty = ridge * np.trace(gram) / gram.shape[0]
-        weight = np.linalg.solve(gram + penalty * np.eye(gram.shape[0]), xc.T @ yc)
-        return cls(weight=weight, x_mean=x_mean, y_mean=y_mean)
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        return ((x.astype(np.float64) - self.x_mean) @ self.weight + self.y_mean).astype(np.float32)
-
-
 def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
     a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
     b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
     return float((a * b).sum(axis=1).mean())
 
 
-def complete_spaceless_vocabulary(
+def complete_vocabulary(
     module: StaticWordAverage,
     teacher: SentenceTransformer,
-    languages: list[str],
+    candidates: Sequence[str],
+    *,
     prompt: str = "",
-    max_new_tokens: int | None = None,
     held_out: float = 0.1,
     seed: int = 0,
+    min_known: int = 100,
 ) -> tuple[StaticWordAverage, dict[str, Any]]:
-    """Add the teacher's Chinese/Japanese tokens missing from ``module``'s raw (teacher-dimension) table.
+    """Add the ``candidates`` missing from ``module``'s raw (teacher-dimension) table.
+
+    Every candidate is encoded alone by the teacher; a ridge map fitted on the candidates the table already has
+    (isolated vector -> corpus vector) takes the missing ones into the table's space.
 
     Args:
         module: The extraction-stage module (rows in the teacher's space).
         teacher: The teacher that module was extracted from.
-        languages: The table's languages; only those written without spaces are completed.
+        candidates: Words (or tokens) to add when missing, most useful first; each must be one word for the
+            table's tokenizer (others are skipped).
         prompt: The teacher's prompt, as in the extraction.
-        max_new_tokens: Most tokens to add (the most probable first); all by default.
-        held_out: Share of the known tokens kept out of the map's fit to measure it (reported, then refitted
+        held_out: Share of the known candidates kept out of the map's fit to measure it (reported, then refitted
             on all).
         seed: For the held-out split.
+        min_known: Fewest known candidates to fit the map on.
 
     Returns:
         The completed module (``module`` itself when nothing is missing) and a report of what was done.
+
+    Raises:
+        ValueError: If fewer than ``min_known`` candidates are in the table.
     """
-    transformer = teacher[0]
-    teacher_tokenizer: Tokenizer = transformer.tokenizer._tokenizer
-    spaceless = {language for language in languages if language in JAPANESE_LANGUAGES | CHINESE_LANGUAGES}
-    candidates = teacher_spaceless_tokens(teacher_tokenizer, spaceless)
+    teacher_tokenizer: Tokenizer = teacher[0].tokenizer._tokenizer
     vocabulary = module.vocabulary
     row_of = {word: row for row, word in enumerate(vocabulary)}
-    known = [token for token in candidates if token in row_of]
-    missing = [token for token in candidates if token not in row_of]
-    if max_new_tokens is not None:
-        missing = missing[:max_new_tokens]
-    report: dict[str, Any] = {"teacher_tokens": len(candidates), "in_table": len(known), "added": 0}
+    fold = str.lower if module.lowercase else str
+    candidates = list(dict.fromkeys(fold(word) for word in candidates if split_words(word) == [word]))
+    known = [word for word in candidates if word in row_of]
+    missing = [word for word in candidates if word not in row_of]
+    report: dict[str, Any] = {"candidates": len(candidates), "in_table": len(known), "added": 0}
     if not missing:
         return module, report
-    if len(known) < 100:
+    if len(known) < min_known:
         raise ValueError(
-            f"Only {len(known)} of the teacher's {'/'.join(sorted(spaceless))} tokens have corpus vectors; at least "
-            "100 are needed to map isolated token vectors into the table. Use a larger parallel corpus."
+            f"Only {len(known)} of {len(candidates)} candidate words have corpus vectors; at least {min_known} are "
+            "needed to map isolated vectors into the table. Use a larger corpus."
         )
 
     vectors, encoded = isolated_token_vectors(teacher, known + missing, prompt=prompt)
     known_vectors, known_ok = vectors[: len(known)], encoded[: len(known)]
     table = module.word_vectors.detach().numpy()
     source = known_vectors[known_ok]
-    target = table[[row_of[token] for token, ok in zip(known, known_ok, strict=True) if ok]]
+    target = table[[row_of[word] for word, ok in zip(known, known_ok, strict=True) if ok]]
 
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(source))
@@ -185,14 +167,53 @@ def complete_spaceless_vocabulary(
     mapping = RidgeMap.fit(source, target)
 
     new_vectors, new_ok = vectors[len(known) :], encoded[len(known) :]
-    added = [token for token, ok in zip(missing, new_ok, strict=True) if ok]
+    added = [word for word, ok in zip(missing, new_ok, strict=True) if ok]
     completed_table = np.concatenate([table, mapping(new_vectors[new_ok])], axis=0)
-    metadata = dict(module.metadata)
-    metadata["vocab_size"] = len(vocabulary) + len(added)
-    metadata["stages"] = [*metadata.get("stages", []), "completion"]
+    metadata = with_stage(module.metadata, "completion", vocab_size=len(vocabulary) + len(added))
     completed = StaticWordAverage.from_word_vectors(
-        [*vocabulary, *added], completed_table, teacher_tokenizer=teacher_tokenizer, lowercase=False, metadata=metadata
+        [*vocabulary, *added],
+        completed_table,
+        teacher_tokenizer=teacher_tokenizer,
+        lowercase=module.lowercase,
+        metadata=metadata,
     )
     report.update({"added": len(added), "fitted_on": len(source), "examples": added[:20]})
-    logger.info("Completed the table with %d teacher tokens (%s).", len(added), "/".join(sorted(spaceless)))
+    logger.info("Completed the table with %d words the corpus lacked.", len(added))
     return completed, report
+
+
+def complete_spaceless_vocabulary(
+    module: StaticWordAverage,
+    teacher: SentenceTransformer,
+    languages: list[str],
+    prompt: str = "",
+    max_new_tokens: int | None = None,
+) -> tuple[StaticWordAverage, dict[str, Any]]:
+    """Add the teacher's Chinese/Japanese tokens missing from ``module``'s raw table (:func:`complete_vocabulary`).
+
+    Only the languages of ``languages`` written without spaces are completed; ``max_new_tokens`` caps how many
+    tokens are added (the most probable first).
+    """
+    spaceless = {language for language in languages if language in JAPANESE_LANGUAGES | CHINESE_LANGUAGES}
+    candidates = teacher_spaceless_tokens(teacher[0].tokenizer._tokenizer, spaceless)
+    if max_new_tokens is not None:
+        in_table = set(module.vocabulary)
+        missing = [token for token in candidates if token not in in_table][:max_new_tokens]
+        kept = set(missing)
+        candidates = [token for token in candidates if token in in_table or token in kept]
+    completed, report = complete_vocabulary(module, teacher, candidates, prompt=prompt)
+    report["teacher_tokens"] = report.pop("candidates")
+    return completed, report
+
+
+def frequent_words(language: str, count: int) -> list[str]:
+    """The ``count`` most frequent words of ``language`` (``wordfreq``), most frequent first.
+
+    Raises:
+        ImportError: If wordfreq is missing (``pip install "st-static[extract]"``).
+    """
+    try:
+        from wordfreq import top_n_list
+    except ImportError as error:
+        raise ImportError('Vocabulary completion needs wordfreq: pip install "st-static[extract]"') from error
+    return [word for word in top_n_list(language, count) if split_words(word) == [word]]

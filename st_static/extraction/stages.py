@@ -343,27 +343,29 @@ def run_reduction(
 def run_completion(
     extraction: ExtractionStage,
     output: str | os.PathLike[str],
-    teacher: str,
+    settings: ExtractionSettings,
     languages: Sequence[str],
-    prompt: str = "",
-    max_new_tokens: int | None = None,
 ) -> ExtractionStage:
-    """Step 1b (cross-lingual tables with Chinese or Japanese): add the teacher's tokens the corpus missed.
+    """Step 1b: add words the corpus missed (:mod:`st_static.extraction.completion`).
 
-    Writes a folder laid out like the extraction's (its ``model`` holds the completed raw table; sentences,
-    targets and the PCA sample are the extraction's), so the later stages read either. See
-    :mod:`st_static.extraction.completion`.
+    A cross-lingual table with Chinese or Japanese gets the teacher's tokens of those scripts
+    (``settings.complete_spaceless``); a one-language table gets the language's most frequent words
+    (``settings.complete_words``). Writes a folder laid out like the extraction's (its ``model`` holds the completed
+    raw table; sentences, targets and the PCA sample are the extraction's), so the later stages read either.
     """
-    from st_static.extraction.completion import complete_spaceless_vocabulary
+    from st_static.extraction.completion import complete_spaceless_vocabulary, complete_vocabulary, frequent_words
 
     output = Path(output)
     if (output / "stats.json").is_file():
         return ExtractionStage.open(output)
     started = time.perf_counter()
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
-    completed, report = complete_spaceless_vocabulary(
-        raw_module, load_teacher(teacher), list(languages), prompt=prompt, max_new_tokens=max_new_tokens
-    )
+    teacher = load_teacher(settings.teacher)
+    if len(languages) > 1:
+        completed, report = complete_spaceless_vocabulary(raw_module, teacher, list(languages), prompt=settings.prompt)
+    else:
+        candidates = frequent_words(languages[0], settings.complete_words)
+        completed, report = complete_vocabulary(raw_module, teacher, candidates, prompt=settings.prompt)
     report["seconds"] = time.perf_counter() - started
     stats = {**extraction.stats, "completion": report}
     with staged_folder(output, replaceable=holds_st_static_output) as staging:

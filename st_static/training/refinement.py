@@ -16,6 +16,7 @@ from st_static.losses.registry import make_loss, registered_loss
 from st_static.settings import RefinementSettings
 from st_static.static_word_average import StaticWordAverage
 from st_static.training.datasets import SplitData, distillation_datasets, pair_name, translation_datasets
+from st_static.training.propagation import propagate_refinement
 from st_static.training.records import TrainingResult
 
 if TYPE_CHECKING:
@@ -154,9 +155,17 @@ def refine(
     stage = (
         "contrastive" if any(registered_loss(name).data == "translation_pairs" for name in names) else "distillation"
     )
-    return _train(
+    before = module.word_vectors.detach().clone().numpy() if settings.propagate_to_untrained else None
+    result = _train(
         model, module, train, validation, losses if several else _only(losses), record, stage, output_dir, settings
     )
+    if before is not None:
+        table, mapped = propagate_refinement(before, module.word_vectors.detach().numpy())
+        with torch.no_grad():
+            module.word_vectors.copy_(torch.from_numpy(table))
+        module.sync_token_rows()
+        module.metadata["training"]["propagated_rows"] = mapped
+    return result
 
 
 def _train(
