@@ -13,6 +13,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from st_static.distributed import is_first_process
 from st_static.errors import UnsafeDestinationError
 from st_static.evaluation.report import (
     evaluation_document,
@@ -45,11 +46,6 @@ def default_work_dir(output: str | os.PathLike[str]) -> Path:
     """``<output>.work`` next to the output folder."""
     output = Path(output).resolve()
     return output.with_name(output.name + ".work")
-
-
-def is_first_process() -> bool:
-    """Whether this is the process that writes (rank 0 under torchrun, or the only one)."""
-    return int(os.environ.get("RANK", "0")) == 0
 
 
 def build(
@@ -89,7 +85,8 @@ def build(
     check_destination(work, replaceable=lambda _: True, inputs=inputs, what="work folder")
     metadata = {"build_command": build_command} if build_command else None
     with folder_lock(work) if is_first_process() else contextlib.nullcontext():
-        result = run_pipeline(settings, work, evaluate=evaluate, metadata=metadata)
+        scorer = evaluate if is_first_process() else None  # under torchrun the first process evaluates and writes
+        result = run_pipeline(settings, work, evaluate=scorer, metadata=metadata)
         if is_first_process():
             publish(result, output, inputs=inputs, force=force)
     published = load_model(output) if is_first_process() else result.model

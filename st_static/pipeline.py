@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from sentence_transformers import SentenceTransformer
 
+from st_static.distributed import barrier, is_first_process
 from st_static.extraction.corpus import (
     CorpusError,
     CorpusSource,
@@ -131,19 +132,21 @@ def run_pipeline(
 
     if _completes(settings):
         extraction_key = stage_key(extraction_key, "completion")
+        completion_path = work_dir / f"completion-{extraction_key}"
         started = time.perf_counter()
-        extraction = run_completion(
-            extraction, work_dir / f"completion-{extraction_key}", settings.extraction, settings.languages
-        )
+        if is_first_process():  # one process completes; the others wait and read its folder
+            run_completion(extraction, completion_path, settings.extraction, settings.languages, settings.device)
+        barrier()
+        extraction = ExtractionStage.open(completion_path)
         stages.finished("completion", started, extraction.model_path)
 
     reduction_key = stage_key(extraction_key, asdict(settings.reduction))
     reduction_path = work_dir / f"pca-{reduction_key}"
     started = time.perf_counter()
-    if (reduction_path / "modules.json").is_file():
-        reduced = load_model(reduction_path)
-    else:
-        reduced = run_reduction(extraction, reduction_path, settings.reduction)
+    if is_first_process() and not (reduction_path / "modules.json").is_file():
+        run_reduction(extraction, reduction_path, settings.reduction)
+    barrier()
+    reduced = load_model(reduction_path)
     stages.finished("pca", started, reduced)
 
     extra_pairs = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
@@ -151,9 +154,10 @@ def run_pipeline(
     stage = "contrastive" if multilingual is not None else "distillation"
     refined_path = work_dir / f"{stage}-{refinement_key}"
     started = time.perf_counter()
-    if not (refined_path / "modules.json").is_file():
+    if not (refined_path / "modules.json").is_file():  # every process trains (DDP); the first one writes
         pairs = multilingual.pairs if multilingual is not None else None
         _refine(reduced, extraction, settings, refined_path, pairs)
+    barrier()
     refined = load_model(refined_path)
     refined[0].metadata.update(_recorded_inputs(settings, corpus, metadata))
     stages.finished(stage, started, refined)
@@ -206,7 +210,9 @@ def _extract(
 ) -> ExtractionStage:
     """Step 1, for one corpus or for several languages sharing one table."""
     if multilingual is None:
-        return run_extraction(corpus, settings.extraction, destination, resume=True, languages=settings.languages)
+        return run_extraction(
+            corpus, settings.extraction, destination, resume=True, languages=settings.languages, device=settings.device
+        )
     if (destination / "stats.json").is_file():
         return ExtractionStage.open(destination)
     extraction = settings.extraction
@@ -226,6 +232,7 @@ def _extract(
         pca_sentences=multilingual.sample_per_language(extraction.pca_sample_size, extraction.pca_sample_seed),
         languages=settings.languages,
         corpus_description="",
+        device=settings.device,
     )
 
 
@@ -256,6 +263,18 @@ def _refine(
     if pairs is None or settings.refinement.crosslingual_distillation:
         sentences = extraction.sentences()
         targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+    training_only = _extra_pairs(settings) if pairs is not None else None
+    if not is_first_process():
+        refine(
+            reduced,
+            settings.refinement,
+            sentences=sentences,
+            teacher_embeddings=targets,
+            pairs=pairs,
+            training_only_pairs=training_only,
+            device=settings.device,
+        )
+        return
     with staged_folder(destination, replaceable=lambda _: True) as staging:
         result = refine(
             reduced,
@@ -263,8 +282,9 @@ def _refine(
             sentences=sentences,
             teacher_embeddings=targets,
             pairs=pairs,
-            training_only_pairs=_extra_pairs(settings) if pairs is not None else None,
+            training_only_pairs=training_only,
             output_dir=staging / TRAINING_FOLDER,
+            device=settings.device,
         )
         write_model(result.model, staging)
 

@@ -190,6 +190,9 @@ class BuildSettings:
     data_license: str | None = setting(
         None, "Licence of the training text, shown in the model card (e.g. 'CC BY-SA 4.0, from ...')."
     )
+    device: str | None = setting(
+        None, "Device of the teacher pass and the training, e.g. cpu or cuda:0 (default: CUDA when there is a GPU)."
+    )
     extraction: ExtractionSettings = setting(factory=ExtractionSettings, cli="skip")
     reduction: ReductionSettings = setting(factory=ReductionSettings, cli="skip")
     refinement: RefinementSettings = setting(factory=RefinementSettings, cli="skip")

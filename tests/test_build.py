@@ -229,3 +229,43 @@ def test_extra_pairs_join_the_contrastive_training_only(teacher, tmp_path):
             ),
             tmp_path / "x",
         )
+
+
+def test_the_whole_build_runs_under_torchrun_like_one_process(teacher, corpus, tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from .test_extraction import free_port
+
+    arguments = ["build", "--teacher", str(teacher), "--corpus", str(corpus), "--dim", "8", "--min-sentences", "1"]
+    arguments += ["--steps", "12", "--batch-size", "4", "--validation-size", "8", "--eval-steps", "4"]
+    arguments += ["--pca-sample-size", "100"]
+    single = CliRunner().invoke(app, [*arguments, "--out", str(tmp_path / "one")])
+    assert single.exit_code == 0, single.output
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    command = [torchrun, "--nproc-per-node", "2", "--master-port", str(free_port()), "-m", "st_static.cli"]
+    result = subprocess.run(
+        [*command, *arguments, "--out", str(tmp_path / "two")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    (one_extraction,) = (tmp_path / "one.work").glob("extraction-*")
+    (two_extraction,) = (tmp_path / "two.work").glob("extraction-*")
+    one_raw = SentenceTransformer(str(one_extraction / "model"), device="cpu")
+    two_raw = SentenceTransformer(str(two_extraction / "model"), device="cpu")
+    texts = ["the cat sat on the mat", "a red dog", "tokenisation"]
+    np.testing.assert_allclose(two_raw.encode(texts), one_raw.encode(texts), atol=1e-5)
+    np.testing.assert_allclose(
+        np.load(two_extraction / "targets" / "teacher_embeddings.npy"),
+        np.load(one_extraction / "targets" / "teacher_embeddings.npy"),
+        atol=1e-5,
+    )
+    history = json.loads((tmp_path / "two" / "training" / "training_history.json").read_text())
+    assert history["steps"] == 12  # both processes trained (DDP); the first one wrote the model once
+    two = SentenceTransformer(str(tmp_path / "two"), device="cpu")
+    assert two.encode(texts).shape == (3, 8) and np.isfinite(two.encode(texts)).all()

@@ -24,8 +24,8 @@ def extract(
     processes (sums and counts all-reduced); the first process writes the folders.
     """
     from st_static.cli.options import settings_from_options
+    from st_static.distributed import process_rank
     from st_static.extraction import run_extraction, run_reduction
-    from st_static.extraction.extract import process_rank
 
     settings = settings_from_options({**settings_values, "corpus": str(corpus)})
     stage = run_extraction(corpus, settings.extraction, out, resume=resume, languages=settings.languages)

@@ -9,7 +9,6 @@ sums and counts all-reduced).
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import logging
@@ -25,6 +24,7 @@ from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
+from st_static.distributed import process_rank
 from st_static.extraction.selection import OccurrenceFinder
 from st_static.files import write_file_atomically
 from st_static.settings import ExtractionSettings
@@ -108,24 +108,6 @@ def _fingerprint(teacher_name: str, prompt: str, word_tokenizer: Tokenizer, sent
         digest.update(sentence.encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()
-
-
-def process_rank() -> tuple[int, int]:
-    """``(rank, world_size)``, initialising a gloo/nccl process group when launched by torchrun."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
-        return 0, 1
-    if not torch.distributed.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        torch.distributed.init_process_group(backend=backend)
-        # A process group left to the interpreter's teardown can abort the process ("terminate called without
-        # an active exception") while its peer exits; close it explicitly instead.
-        atexit.register(_close_process_group)
-    return torch.distributed.get_rank(), torch.distributed.get_world_size()
-
-
-def _close_process_group() -> None:
-    if torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
 
 
 class TokenAligner:

@@ -35,8 +35,9 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 
+from st_static.distributed import process_device, process_rank
 from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus, corpus_name, iter_sentences
-from st_static.extraction.extract import extract_word_vectors, process_rank
+from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.extraction.selection import select_sentences
 from st_static.extraction.vocabulary import (
@@ -135,6 +136,7 @@ def run_extraction(
     pca_sentences: Sequence[str] | None = None,
     languages: Sequence[str] = ("en",),
     corpus_description: str | None = None,
+    device: str | None = None,
 ) -> ExtractionStage:
     """Step 1: choose the vocabulary, select sentences, run the teacher and average its token vectors.
 
@@ -148,6 +150,7 @@ def run_extraction(
             equal number per language for a cross-lingual table.
         languages: The table's languages (the first one decides the vocabulary rules of a corpus).
         corpus_description: How the metadata names the corpus (default: the file's name).
+        device: The teacher's device (default: CUDA when there is a GPU; each torchrun process its own).
 
     Returns:
         The finished stage.
@@ -168,7 +171,7 @@ def run_extraction(
     partial = output.with_name(output.name + ".partial")
     with folder_lock(partial) if rank == 0 else contextlib.nullcontext():
         stage = _extract(
-            corpus, settings, output, partial, teacher_tokenizer, resume, vocabulary, pca_sentences, languages
+            corpus, settings, output, partial, teacher_tokenizer, resume, vocabulary, pca_sentences, languages, device
         )
         if rank == 0:
             metadata = stage.stats.pop("metadata")
@@ -202,6 +205,7 @@ def _extract(
     vocabulary: Vocabulary | None,
     pca_sentences: Sequence[str] | None,
     languages: Sequence[str],
+    device: str | None,
 ) -> _PendingExtraction:
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -224,7 +228,7 @@ def _extract(
     timings["selection"] = time.perf_counter() - stage_started
 
     stage_started = time.perf_counter()
-    teacher = load_teacher(settings.teacher)
+    teacher = load_teacher(settings.teacher, device=process_device(device))
     timings["load_teacher"] = time.perf_counter() - stage_started
 
     rank, world_size = process_rank()
@@ -345,6 +349,7 @@ def run_completion(
     output: str | os.PathLike[str],
     settings: ExtractionSettings,
     languages: Sequence[str],
+    device: str | None = None,
 ) -> ExtractionStage:
     """Step 1b: add words the corpus missed (:mod:`st_static.extraction.completion`).
 
@@ -360,7 +365,7 @@ def run_completion(
         return ExtractionStage.open(output)
     started = time.perf_counter()
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
-    teacher = load_teacher(settings.teacher)
+    teacher = load_teacher(settings.teacher, device=process_device(device))
     if len(languages) > 1:
         completed, report = complete_spaceless_vocabulary(raw_module, teacher, list(languages), prompt=settings.prompt)
     else:

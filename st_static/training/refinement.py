@@ -74,12 +74,15 @@ def refine(
     pairs: TranslationPairs | None = None,
     training_only_pairs: TranslationPairs | None = None,
     output_dir: str | os.PathLike[str] | None = None,
+    device: str | None = None,
 ) -> TrainingResult:
     """Refine ``model``'s table with the losses of :func:`loss_names` on the data each one trains on.
 
     A ``teacher_embeddings`` loss trains on ``sentences`` with their teacher embeddings; a ``translation_pairs``
     loss on one dataset per language pair of ``pairs``. With several datasets, batches come from each in turn
-    (round robin), so the objective is the sum of their losses, and so is the validation loss.
+    (round robin), so the objective is the sum of their losses, and so is the validation loss. Under ``torchrun``
+    every process trains its share of the batches (DDP through the trainer); ``device="cpu"`` keeps training on
+    the CPU when a GPU is present.
 
     Raises:
         ValueError: If a loss's data is missing or too small, or a setting is out of range.
@@ -157,7 +160,16 @@ def refine(
     )
     before = module.word_vectors.detach().clone().numpy() if settings.propagate_to_untrained else None
     result = _train(
-        model, module, train, validation, losses if several else _only(losses), record, stage, output_dir, settings
+        model,
+        module,
+        train,
+        validation,
+        losses if several else _only(losses),
+        record,
+        stage,
+        output_dir,
+        settings,
+        device,
     )
     if before is not None:
         table, mapped = propagate_refinement(before, module.word_vectors.detach().numpy())
@@ -178,6 +190,7 @@ def _train(
     stage: str,
     output_dir: str | os.PathLike[str] | None,
     settings: RefinementSettings,
+    device: str | None,
 ) -> TrainingResult:
     from st_static.training.trainer import train_table
 
@@ -191,6 +204,7 @@ def _train(
         stage=stage,
         output_dir=output_dir,
         num_threads=settings.num_threads,
+        device=device,
     )
 
 

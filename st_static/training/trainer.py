@@ -65,6 +65,7 @@ def train_table(
     stage: str,
     output_dir: str | os.PathLike[str] | None,
     num_threads: int | None,
+    device: str | None = None,
 ) -> TrainingResult:
     """Train only the table of ``model`` with the trainer and sparse Adam; restore the best validation table.
 
@@ -80,6 +81,7 @@ def train_table(
         stage: The stage name added to the metadata.
         output_dir: Receives ``training_history.json`` and ``training_curve.png`` when given.
         num_threads: Torch threads while training (restored afterwards); ``None`` keeps the current setting.
+        device: ``"cpu"`` keeps training on the CPU; otherwise the trainer uses CUDA when there is a GPU.
     """
     several = isinstance(loss, dict)
     validate = eval_dataset is not None
@@ -111,6 +113,8 @@ def train_table(
             data_seed=record["seed"],
             dataloader_drop_last=True,
             dataloader_pin_memory=torch.cuda.is_available(),
+            # Without a GPU, accelerate runs several torchrun processes as DDP only when told it is on the CPU.
+            use_cpu=not torch.cuda.is_available() or str(device).startswith("cpu"),
             multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
         )
         try:
