@@ -19,12 +19,14 @@ from torch import nn
 from transformers import PreTrainedTokenizerFast
 
 from st_static.files import write_file_atomically, write_text_atomically
+from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
 from st_static.tokenization import (
     DROPPED,
     build_word_tokenizer,
     is_lowercase_tokenizer,
     token_targets,
 )
+from st_static.word_rows import WordRows
 
 logger = logging.getLogger(__name__)
 
@@ -203,24 +205,26 @@ class StaticWordAverage(StaticEmbedding):
         return self.embedding.weight[: self.num_words]
 
     # ------------------------------------------------------------------ inference
+    @property
+    def word_rows(self) -> WordRows:
+        """Texts -> rows of this table (:class:`~st_static.word_rows.WordRows`), made on first use."""
+        reader = self.__dict__.get("_word_rows")
+        if reader is None:
+            reader = WordRows(self.tokenizer, self.token_rows.cpu().numpy(), self.num_words)
+            self._word_rows = reader
+        return reader
+
     def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Tokenise ``texts`` into table rows.
+        """Tokenise ``texts`` into table rows (see :meth:`st_static.word_rows.WordRows.rows`).
 
         Args:
-            texts: The texts (str only).
+            texts: The texts (str only). Lone surrogates are read as U+FFFD; long texts are tokenised in pieces.
 
         Returns:
             ``(rows, offsets)``: flat int64 row ids (dropped tokens point at the zero ``[UNK]`` row) and the
             start of each text in ``rows``.
         """
-        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        lengths = np.fromiter((len(encoding.ids) for encoding in encodings), dtype=np.int64, count=len(encodings))
-        token_ids = np.fromiter(
-            (token_id for encoding in encodings for token_id in encoding.ids), dtype=np.int64, count=int(lengths.sum())
-        )
-        offsets = np.zeros(len(encodings), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=offsets[1:])
-        return self.token_rows.numpy()[token_ids], offsets
+        return self.word_rows.rows(texts)
 
     def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
         """Turn texts into the ``input_ids``/``offsets`` features of the embedding bag."""
@@ -229,6 +233,38 @@ class StaticWordAverage(StaticEmbedding):
             texts = self._prepend_prompt(texts, prompt)
         rows, offsets = self.token_ids(texts)
         return {"input_ids": torch.from_numpy(rows), "offsets": torch.from_numpy(offsets)}
+
+    def numpy_table(self) -> np.ndarray | None:
+        """A numpy view of the token table (no copy; it follows in-place updates), or ``None`` off the CPU."""
+        weight = self.embedding.weight
+        cached = self.__dict__.get("_numpy_table")
+        if cached is not None and cached[0] is weight and cached[1] == weight.data_ptr():
+            return cached[2]
+        if weight.device.type != "cpu" or weight.dtype != torch.float32:
+            return None
+        table = weight.detach().numpy()
+        self._numpy_table = (weight, weight.data_ptr(), table)
+        return table
+
+    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+        """Add ``sentence_embedding``: the mean of each text's word vectors (zero for a text without one).
+
+        Without autograd (``model.encode`` runs under ``torch.inference_mode``) the mean is taken in numpy for
+        one text and by a single-threaded ``embedding_bag`` for a batch (:mod:`st_static.row_sums`); training
+        runs the ``EmbeddingBag`` as before.
+        """
+        input_ids, offsets = features["input_ids"], features["offsets"]
+        table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
+        if table is None:
+            return super().forward(features, **kwargs)
+        rows, starts = input_ids.numpy(), offsets.numpy()
+        if len(starts) == 1 and len(rows) <= SMALL_TEXT_ROWS:
+            means = text_vector(table, rows, self.num_words, normalize=False)[None, :]
+        else:
+            means = sum_rows(self.embedding.weight.detach(), rows, starts, self.num_words)
+            means /= np.maximum(known_counts(rows, starts, self.num_words), 1.0)[:, None]
+        features["sentence_embedding"] = torch.from_numpy(means)
+        return features
 
     def sync_token_rows(self) -> None:
         """Copy each word's row into the rows of its case variants and continuation forms.
