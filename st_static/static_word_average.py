@@ -19,6 +19,7 @@ from torch import nn
 from transformers import PreTrainedTokenizerFast
 
 from st_static.files import write_file_atomically, write_text_atomically
+from st_static.model2vec_config import write_model2vec_config
 from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
 from st_static.tokenization import (
     DROPPED,
@@ -75,7 +76,8 @@ class StaticWordAverage(StaticEmbedding):
     the zero vector.
 
     The module *is* a sentence-transformers ``StaticEmbedding`` and saves exactly that class's files
-    (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json``.
+    (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json`` and
+    model2vec's ``config.json`` (:mod:`st_static.model2vec_config`: the folder also loads in model2vec).
     It is recorded in ``modules.json`` under ``StaticEmbedding``'s name, so a saved model loads with a bare
     ``SentenceTransformer(path_or_repo_id)`` — no ``trust_remote_code`` and no st-static needed — and encodes
     identically. :meth:`load` (or :func:`st_static.load_model`) gives the richer class back, with checks.
@@ -315,11 +317,13 @@ class StaticWordAverage(StaticEmbedding):
         output = Path(output_path)
         output.mkdir(parents=True, exist_ok=True)
         (output / "modules.json").unlink(missing_ok=True)
-        weights = {"embedding.weight": self.embedding.weight.detach().to("cpu").contiguous()}
+        # model2vec's key (StaticEmbedding.load reads it too): with config.json, model2vec loads the folder.
+        weights = {"embeddings": self.embedding.weight.detach().to("cpu").contiguous()}
         write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
         write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
         config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
         write_text_atomically(output / CONFIG_FILE_NAME, config_text)
+        write_model2vec_config(output, self.embedding_dim, self.metadata)
 
     @classmethod
     def load(

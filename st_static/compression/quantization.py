@@ -40,6 +40,7 @@ from transformers import PreTrainedTokenizerFast
 
 from st_static.compression.pipeline import column_scale_dense, float_pipeline, rebuild
 from st_static.files import write_file_atomically, write_text_atomically
+from st_static.model2vec_config import write_model2vec_config
 from st_static.static_word_average import (
     CONFIG_FILE_NAME,
     TOKENIZER_FILE_NAME,
@@ -212,6 +213,9 @@ class CompactStaticWordAverage(StaticWordAverage):
         write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
         config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
         write_text_atomically(output / CONFIG_FILE_NAME, config_text)
+        write_model2vec_config(
+            output, self.embedding_dim, self.metadata, has_column_scale=self.column_scale is not None
+        )
 
 
 # Recorded in modules.json as sentence-transformers' StaticEmbedding, like StaticWordAverage: the files are
