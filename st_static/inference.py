@@ -73,16 +73,17 @@ def encode(
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
     module = static_module(model)
-    table = module.numpy_table()
-    if len(text_list) == 1 and table is not None:  # one query: numpy only, a few microseconds
-        rows, _ = module.word_rows.rows(text_list)
-        if len(rows) <= SMALL_TEXT_ROWS:
-            vector = text_vector(table, rows, module.num_words, normalize)
+    read_rows = module.word_rows.rows
+    first = read_rows(text_list[:batch_size])
+    if len(first[1]) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
+        table = module.numpy_table()
+        if table is not None:  # one query: numpy only, a few microseconds
+            vector = text_vector(table, first[0], module.num_words, normalize)
             return vector if single else vector[None, :]
     weight = module.embedding.weight.detach()
     output = np.empty((len(text_list), weight.shape[1]), dtype=np.float32)
     for start in range(0, len(text_list), batch_size):
-        rows, offsets = module.word_rows.rows(text_list[start : start + batch_size])
+        rows, offsets = first if start == 0 else read_rows(text_list[start : start + batch_size])
         batch = output[start : start + len(offsets)]
         batch[:] = sum_rows(weight, rows, offsets, module.num_words)
         batch /= np.maximum(known_counts(rows, offsets, module.num_words), 1.0)[:, None]  # the mean, as ST's path
