@@ -1,12 +1,13 @@
 """Table rows of ASCII texts by dictionary look-ups: the word tokenizer's rules without the Rust pipeline.
 
-For ASCII text the word tokenizer of :mod:`st_static.tokenization` reduces to string operations: NFC changes
-nothing, lowercasing is ``str.lower``, a word is a run of ``[A-Za-z0-9]``, and WordPiece gives a word the row
-of its longest known prefix (its continuation pieces read no row) unless the word is too long or its remainder
-cannot be covered by continuation pieces. :class:`AsciiWordRows` does that with three bytes operations per batch
-and one dict look-up per word, several times faster than the Rust tokenizer, which keeps per-character alignments and
-an ``Encoding`` object per text. :meth:`AsciiWordRows.from_tokenizer` builds it only for tokenizers whose
-configuration it reproduces; the tests check it against the tokenizer on corpus lines and random ASCII text.
+For ASCII text the word tokenizer of :mod:`st_static.tokenization` reduces to byte operations: NFC changes
+nothing, lowercasing is ASCII lowercasing, a word is a run of ``[A-Za-z0-9]``, and WordPiece gives a word the
+row of its longest known prefix (its continuation pieces read no row) unless the word is too long or its
+remainder cannot be covered by continuation pieces. :class:`AsciiWordRows` does that with three bytes
+operations per batch and one dict look-up per word, several times faster than the Rust tokenizer, which keeps
+per-character alignments and an ``Encoding`` object per text. :meth:`AsciiWordRows.from_tokenizer` builds it
+only for tokenizers whose configuration it reproduces; ``tests/test_serving.py`` checks it against the
+tokenizer on random ASCII text.
 """
 
 from __future__ import annotations

@@ -236,6 +236,13 @@ class StaticWordAverage(StaticEmbedding):
         rows, offsets = self.token_ids(texts)
         return {"input_ids": torch.from_numpy(rows), "offsets": torch.from_numpy(offsets)}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy without the inference caches (rebuilt on first use)."""
+        state = dict(self.__dict__)
+        state.pop("_numpy_table", None)
+        state.pop("_word_rows", None)
+        return state
+
     def numpy_table(self) -> np.ndarray | None:
         """A numpy view of the token table (no copy; it follows in-place updates), or ``None`` off the CPU."""
         weight = self.embedding.weight

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 import string
 
@@ -111,6 +112,15 @@ def test_numpy_table_follows_in_place_updates(word_module):
         word_module.embedding.weight[0] += 1.0
     assert word_module.numpy_table() is table
     np.testing.assert_array_equal(table[0], word_module.embedding.weight[0].detach().numpy())
+
+
+def test_copies_drop_the_inference_caches_and_still_encode_alike(word_model):
+    module = word_model[0]
+    expected = st_static.encode(word_model, ["the cat sat", "hello world"])
+    copied = copy.deepcopy(word_model)
+    assert "_numpy_table" not in copied[0].__dict__ and "_word_rows" not in copied[0].__dict__
+    np.testing.assert_allclose(st_static.encode(copied, ["the cat sat", "hello world"]), expected, atol=1e-6)
+    assert copied[0].numpy_table() is not module.numpy_table()
 
 
 def test_a_lone_surrogate_does_not_fail_the_fast_path_batch(word_model):
