@@ -166,6 +166,13 @@ def worker(spec_file: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- driver side
+def relative(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it (no machine paths in results files)."""
+    repo = Path(__file__).resolve().parents[1]
+    resolved = path.resolve()
+    return str(resolved.relative_to(repo)) if resolved.is_relative_to(repo) else path.name
+
+
 def load_average() -> str:
     return "/".join(f"{value:.1f}" for value in os.getloadavg())
 
@@ -265,17 +272,20 @@ def report(rows: list[dict], results: list[dict], diffs: dict[str, float], args:
     lines = [
         f"# Serving speed ({datetime.date.today().isoformat()})",
         "",
-        f"Command: `python benchmarks/serving.py {args.model_label} --rounds {args.rounds}`",
+        f"Command: `{args.command}`",
         "",
         f"Model: {args.model_label} ({args.model_description}). Machine: {args.machine}. Load average (1/5/15 min)",
         f"before the run {args.load_start}, after it {load_average()}; per row below. The machine is shared: absolute",
         "numbers move with the load, the ratios measured in the same run are the result.",
         "",
         f"Throughput: the first {args.sentences:,} lines of en.txt, batch {args.batch_size}, best of {args.repeats}"
-        f" after a warm-up batch; one query: `{SHORT_QUERY}`, {args.calls} calls after {WARM_UP_CALLS} warm-up",
-        f"calls; best of {args.rounds} rounds (rows alternate). Peak RSS: VmHWM of the row's process (imports, model,",
+        " after a warm-up batch;",
+        f"one query: `{SHORT_QUERY}`, {args.calls} calls after {WARM_UP_CALLS} warm-up calls;",
+        f"best of {args.rounds} rounds (rows alternate). Peak RSS: VmHWM of the row's process (imports, model,",
         "20,000 texts, the measurements). Max abs diff: against `SentenceTransformer.encode` of st-static's module on",
         f"the {args.sentences:,} lines plus {len(ADVERSARIAL)} adversarial texts (a 100,000-character one among them).",
+        "The model is a random-vector stand-in of the published model's size (`benchmarks/random_model.py`): speed,",
+        "memory and agreement are a real model's, quality is not.",
         "",
         "| path | sentences/s | one query p50 (ms) | p99 (ms) | peak RSS (MiB) | torch imported | max abs diff |",
         "| --- | ---: | ---: | ---: | ---: | :---: | ---: |",
@@ -330,6 +340,10 @@ def main() -> None:
         raise SystemExit(f"error: {args.corpus}: no such corpus file; pass --corpus.")
     args.corpus = args.corpus.resolve()
     args.model_label = args.model_label or f"MODELS/{args.model.name}"
+    args.command = " ".join(
+        ["python benchmarks/serving.py", args.model_label, f"--rounds {args.rounds}"]
+        + [f"--{name} {relative(getattr(args, name))}" for name in ("output", "profile") if getattr(args, name)]
+    )
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from st_static.speed import machine_description
     from st_static.static_word_average import CONFIG_FILE_NAME
