@@ -7,7 +7,7 @@ remainder cannot be covered by continuation pieces. :class:`AsciiWordRows` does 
 operations per batch and one dict look-up per word, several times faster than the Rust tokenizer, which keeps
 per-character alignments and an ``Encoding`` object per text. :meth:`AsciiWordRows.from_tokenizer` builds it
 only for tokenizers whose configuration it reproduces; ``tests/test_serving.py`` checks it against the
-tokenizer on random ASCII text.
+tokenizer on random ASCII text and corpus lines.
 """
 
 from __future__ import annotations

@@ -9,15 +9,17 @@ import string
 import numpy as np
 import pytest
 import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
 from tokenizers import normalizers
 
 import st_static
 from st_static import StaticWordAverage
 from st_static.ascii_words import AsciiWordRows
-from st_static.tokenization import split_long_text
+from st_static.tokenization import split_long_text, split_words
 from st_static.word_rows import WordRows
 
-from .conftest import ADVERSARIAL_TEXTS, WORDS, teacher_like_tokenizer
+from .conftest import ADVERSARIAL_TEXTS, SHARED_DATA, WORDS, teacher_like_tokenizer
 
 TRICKY_PIECES = [
     "the", "cat", "The", "CAT", "tokeniser", "tokenises", "zzqq", "Hello", "x" * 101, "12", "1990s", "don't",
@@ -159,3 +161,17 @@ def test_long_texts_are_tokenised_in_bounded_calls(word_module):
     reader._tokenizer_rows = lambda texts: calls.append(sum(map(len, texts))) or tokenizer_rows_of(texts)
     reader.rows(["the cat sat " * 1000, "café " * 1000])
     assert len(calls) > 10 and max(calls) <= 256 + 64
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "corpus" / "en.txt").is_file(), reason="shared data not available")
+def test_fast_path_equals_model_encode_on_corpus_lines():
+    with (SHARED_DATA / "corpus" / "en.txt").open(encoding="utf-8") as handle:
+        lines = [line.strip() for _, line in zip(range(3000), handle, strict=False)]
+    words = sorted({word for line in lines[:1500] for word in split_words(line.lower())})
+    vectors = np.random.default_rng(5).standard_normal((len(words), 16)).astype(np.float32)
+    module = StaticWordAverage.from_word_vectors(words, vectors, teacher_tokenizer=teacher_like_tokenizer())
+    model = SentenceTransformer(modules=[module, Normalize()], device="cpu")
+    bare_rows = [tokenizer_rows(module, line) for line in lines]
+    rows, offsets = module.word_rows.rows(lines)
+    assert [kept(part, module) for part in np.split(rows, offsets[1:])] == bare_rows
+    np.testing.assert_allclose(st_static.encode(model, lines), model.encode(lines), atol=1e-6)
