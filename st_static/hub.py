@@ -229,7 +229,7 @@ def push_folder(
 def _upload_view(folder: Path, repo_id: str) -> Iterator[Path]:
     """The folder to upload: ``folder`` itself, or links to its files with the card's placeholder id replaced."""
     readme = folder / CARD_FILE_NAME
-    placeholder = f'SentenceTransformer("{MODEL_ID_PLACEHOLDER}")'
+    placeholder = f'"{MODEL_ID_PLACEHOLDER}"'  # in every usage snippet: sentence-transformers' and model2vec's
     card = readme.read_text(encoding="utf-8")
     if placeholder not in card:
         yield folder
@@ -240,9 +240,7 @@ def _upload_view(folder: Path, repo_id: str) -> Iterator[Path]:
                 link = Path(view) / path.relative_to(folder)
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(path.resolve())
-        (Path(view) / CARD_FILE_NAME).write_text(
-            card.replace(placeholder, f'SentenceTransformer("{repo_id}")'), encoding="utf-8"
-        )
+        (Path(view) / CARD_FILE_NAME).write_text(card.replace(placeholder, f'"{repo_id}"'), encoding="utf-8")
         yield Path(view)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
+from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
 from st_static.static_word_average import StaticWordAverage, check_texts
 from st_static.tokenization import is_word_tokenizer
 
@@ -47,13 +47,15 @@ def encode(
     """Embed texts with a static model, returning float32 numpy vectors.
 
     Gives the same vectors as ``model.encode(texts)`` for a model saved by st-static (``StaticWordAverage``
-    followed by ``Normalize``), several times faster because it skips the per-batch machinery of
-    ``SentenceTransformer.encode``.
+    followed by ``Normalize``), several times faster: ASCII texts are read by dict look-ups instead of the Rust
+    tokenizer (:mod:`st_static.word_rows`), small batches are summed in numpy without torch's per-call
+    overhead, and the per-batch machinery of ``SentenceTransformer.encode`` is skipped. Lone surrogates count
+    as U+FFFD (dropped); texts of any length are read in bounded memory.
 
     Args:
         model: A static ``SentenceTransformer`` (or its first module).
         texts: A str or a sequence of str.
-        batch_size: Texts tokenised per call to the Rust tokenizer.
+        batch_size: Texts read per batch.
         normalize: L2-normalise (as the saved pipeline does). ``False`` gives the plain mean of word vectors.
 
     Returns:
@@ -62,35 +64,40 @@ def encode(
     Raises:
         TypeError: If ``texts`` is not a str or a sequence of str, or the model has modules after its static
             embedding other than ``Normalize`` (this path would skip them).
+        ValueError: If ``batch_size`` is not positive.
     """
     single = isinstance(texts, str)
     text_list = check_texts(texts)
     if isinstance(model, SentenceTransformer):
-        for later in list(model)[1:]:
-            if not (isinstance(later, Normalize) and later.module_input_name == "sentence_embedding"):
-                raise TypeError(
-                    f"The fast path handles a static embedding followed by Normalize only; this model also has "
-                    f"{type(later).__name__}. Use model.encode, or load it with st_static.load_model (which folds "
-                    "an int8-column scale into the table)."
-                )
+        check_pipeline(model)
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
     module = static_module(model)
+    read_rows = module.word_rows.rows
+    first = read_rows(text_list[:batch_size])
+    if len(first[1]) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
+        table = module.numpy_table()
+        if table is not None:  # one query: numpy only, a few microseconds
+            vector = text_vector(table, first[0], module.num_words, normalize)
+            return vector if single else vector[None, :]
     weight = module.embedding.weight.detach()
-    pad_row = module.num_words
     output = np.empty((len(text_list), weight.shape[1]), dtype=np.float32)
-    with torch.inference_mode():
-        for start in range(0, len(text_list), batch_size):
-            rows, offsets = module.token_ids(text_list[start : start + batch_size])
-            sums = torch.nn.functional.embedding_bag(
-                torch.from_numpy(rows), weight, torch.from_numpy(offsets), mode="sum", padding_idx=pad_row
-            )
-            if normalize:
-                sums = torch.nn.functional.normalize(sums, p=2, dim=1)
-            else:
-                known = np.concatenate([[0], np.cumsum(rows != pad_row)])
-                ends = np.append(offsets[1:], len(rows))
-                counts = torch.from_numpy((known[ends] - known[offsets]).astype(np.float32)).clamp_min(1.0)
-                sums = sums / counts[:, None]
-            output[start : start + len(offsets)] = sums.numpy()
+    for start in range(0, len(text_list), batch_size):
+        rows, offsets = first if start == 0 else read_rows(text_list[start : start + batch_size])
+        batch = output[start : start + len(offsets)]
+        batch[:] = sum_rows(weight, rows, offsets, module.num_words)
+        batch /= np.maximum(known_counts(rows, offsets, module.num_words), 1.0)[:, None]  # the mean, as ST's path
+        if normalize:
+            normalize_rows(batch)
     return output[0] if single else output
+
+
+def check_pipeline(model: SentenceTransformer) -> None:
+    """Raise a ``TypeError`` unless every module after the static embedding is a ``Normalize``."""
+    for later in list(model)[1:]:
+        if not (isinstance(later, Normalize) and later.module_input_name == "sentence_embedding"):
+            raise TypeError(
+                f"The fast path handles a static embedding followed by Normalize only; this model also has "
+                f"{type(later).__name__}. Use model.encode, or load it with st_static.load_model (which folds "
+                "an int8-column scale into the table)."
+            )

@@ -20,12 +20,15 @@ from transformers import PreTrainedTokenizerFast
 
 from st_static.errors import StStaticError
 from st_static.files import write_file_atomically, write_text_atomically
+from st_static.model2vec_config import write_model2vec_config
+from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
 from st_static.tokenization import (
     DROPPED,
     build_word_tokenizer,
     is_lowercase_tokenizer,
     token_targets,
 )
+from st_static.word_rows import WordRows
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +77,8 @@ class StaticWordAverage(StaticEmbedding):
     the zero vector.
 
     The module *is* a sentence-transformers ``StaticEmbedding`` and saves exactly that class's files
-    (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json``.
+    (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json`` and
+    model2vec's ``config.json`` (:mod:`st_static.model2vec_config`: the folder also loads in model2vec).
     It is recorded in ``modules.json`` under ``StaticEmbedding``'s name, so a saved model loads with a bare
     ``SentenceTransformer(path_or_repo_id)`` — no ``trust_remote_code`` and no st-static needed — and encodes
     identically. :meth:`load` (or :func:`st_static.load_model`) gives the richer class back, with checks.
@@ -204,24 +208,26 @@ class StaticWordAverage(StaticEmbedding):
         return self.embedding.weight[: self.num_words]
 
     # ------------------------------------------------------------------ inference
+    @property
+    def word_rows(self) -> WordRows:
+        """Texts -> rows of this table (:class:`~st_static.word_rows.WordRows`), made on first use."""
+        reader = self.__dict__.get("_word_rows")
+        if reader is None:
+            reader = WordRows(self.tokenizer, self.token_rows.cpu().numpy(), self.num_words)
+            self._word_rows = reader
+        return reader
+
     def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Tokenise ``texts`` into table rows.
+        """Tokenise ``texts`` into table rows (see :meth:`st_static.word_rows.WordRows.rows`).
 
         Args:
-            texts: The texts (str only).
+            texts: The texts (str only). Lone surrogates are read as U+FFFD; long texts are tokenised in pieces.
 
         Returns:
             ``(rows, offsets)``: flat int64 row ids (dropped tokens point at the zero ``[UNK]`` row) and the
             start of each text in ``rows``.
         """
-        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        lengths = np.fromiter((len(encoding.ids) for encoding in encodings), dtype=np.int64, count=len(encodings))
-        token_ids = np.fromiter(
-            (token_id for encoding in encodings for token_id in encoding.ids), dtype=np.int64, count=int(lengths.sum())
-        )
-        offsets = np.zeros(len(encodings), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=offsets[1:])
-        return self.token_rows.numpy()[token_ids], offsets
+        return self.word_rows.rows(texts)
 
     def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
         """Turn texts into the ``input_ids``/``offsets`` features of the embedding bag."""
@@ -230,6 +236,45 @@ class StaticWordAverage(StaticEmbedding):
             texts = self._prepend_prompt(texts, prompt)
         rows, offsets = self.token_ids(texts)
         return {"input_ids": torch.from_numpy(rows), "offsets": torch.from_numpy(offsets)}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy without the inference caches (rebuilt on first use)."""
+        state = dict(self.__dict__)
+        state.pop("_numpy_table", None)
+        state.pop("_word_rows", None)
+        return state
+
+    def numpy_table(self) -> np.ndarray | None:
+        """A numpy view of the token table (no copy; it follows in-place updates), or ``None`` off the CPU."""
+        weight = self.embedding.weight
+        cached = self.__dict__.get("_numpy_table")
+        if cached is not None and cached[0] is weight and cached[1] == weight.data_ptr():
+            return cached[2]
+        if weight.device.type != "cpu" or weight.dtype != torch.float32:
+            return None
+        table = weight.detach().numpy()
+        self._numpy_table = (weight, weight.data_ptr(), table)
+        return table
+
+    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+        """Add ``sentence_embedding``: the mean of each text's word vectors (zero for a text without one).
+
+        Without autograd (``model.encode`` runs under ``torch.inference_mode``) the mean is taken in numpy for
+        one text and by a single-threaded ``embedding_bag`` for a batch (:mod:`st_static.row_sums`); training
+        runs the ``EmbeddingBag`` as before.
+        """
+        input_ids, offsets = features["input_ids"], features["offsets"]
+        table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
+        if table is None:
+            return super().forward(features, **kwargs)
+        rows, starts = input_ids.numpy(), offsets.numpy()
+        if len(starts) == 1 and len(rows) <= SMALL_TEXT_ROWS:
+            means = text_vector(table, rows, self.num_words, normalize=False)[None, :]
+        else:
+            means = sum_rows(self.embedding.weight.detach(), rows, starts, self.num_words)
+            means /= np.maximum(known_counts(rows, starts, self.num_words), 1.0)[:, None]
+        features["sentence_embedding"] = torch.from_numpy(means)
+        return features
 
     def sync_token_rows(self) -> None:
         """Copy each word's row into the rows of its case variants and continuation forms.
@@ -269,10 +314,16 @@ class StaticWordAverage(StaticEmbedding):
             "metadata": self.metadata,
         }
 
+    @property
+    def saves_column_scale(self) -> bool:
+        """Whether the saved table holds int8 codes scaled per dimension by a module after it (``int8-column``)."""
+        return False
+
     def tensors_to_save(self) -> dict[str, torch.Tensor]:
         """The tensors of ``model.safetensors``: the full token table (subclasses store it more compactly)."""
         self.sync_token_rows()
-        return {"embedding.weight": self.embedding.weight.detach().to("cpu").contiguous()}
+        # model2vec's key (StaticEmbedding.load reads it too): with config.json, model2vec loads the folder.
+        return {"embeddings": self.embedding.weight.detach().to("cpu").contiguous()}
 
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         """Write ``tokenizer.json``, ``model.safetensors`` and ``st_static_config.json`` to ``output_path``.
@@ -289,6 +340,7 @@ class StaticWordAverage(StaticEmbedding):
         write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
         config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
         write_text_atomically(output / CONFIG_FILE_NAME, config_text)
+        write_model2vec_config(output, self.embedding_dim, self.metadata, has_column_scale=self.saves_column_scale)
 
     @classmethod
     def load(

@@ -160,7 +160,8 @@ def test_push_uploads_to_a_branch_and_fills_in_the_model_id(model_folder, local_
     }
     card = uploaded["README.md"].decode()
     assert 'SentenceTransformer("org/swe")' in card and "sentence_transformers_model_id" not in card
-    assert (model_folder / "README.md").read_text(encoding="utf-8").count("sentence_transformers_model_id") == 2
+    # sentence-transformers' two usage snippets and the model2vec one
+    assert (model_folder / "README.md").read_text(encoding="utf-8").count("sentence_transformers_model_id") == 3
     assert uploaded["model.safetensors"] == (model_folder / "model.safetensors").read_bytes()
     assert "model.safetensors" in repo.lfs_paths
 

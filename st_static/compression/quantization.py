@@ -166,6 +166,10 @@ class CompactStaticWordAverage(StaticWordAverage):
             f"lowercase={self.lowercase}, storage={self.storage!r})"
         )
 
+    @property
+    def saves_column_scale(self) -> bool:
+        return self.column_scale is not None
+
     def tensors_to_save(self) -> dict[str, torch.Tensor]:
         """The tensors of ``model.safetensors``: ``embeddings``, ``mapping`` and (except float32) ``weights``.
 

@@ -18,6 +18,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from st_static.files import write_text_atomically
 from st_static.inference import static_module
 from st_static.languages import has_spaceless_language, language_name
+from st_static.model2vec_config import model2vec_incompatibility
 from st_static.model_card.evaluation_table import (
     EVALUATION_FILE_NAME,
     TBD,
@@ -195,6 +196,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "build_command": self.build_command or metadata.get("build_command"),
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
+            "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None),
         }
 
     # -------------------------------------------------------------------------------- rendering
