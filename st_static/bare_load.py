@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from st_static.errors import StStaticError
+
 # Runs in a fresh interpreter: any import of st_static fails, so the model must load with sentence-transformers
 # alone. argv: model name or path, JSON file of texts, output .npy file. Prints the first module's class name.
 BARE_LOAD_SCRIPT = """
@@ -32,7 +34,7 @@ print(type(model[0]).__name__)
 """
 
 
-class BareLoadError(RuntimeError):
+class BareLoadError(StStaticError, RuntimeError):
     """A bare ``SentenceTransformer`` (without st-static) could not load or run the model."""
 
 
@@ -52,6 +54,9 @@ def bare_encode(
 ) -> BareLoadResult:
     """Encode ``texts`` with ``SentenceTransformer(model_name_or_path)`` in a subprocess that cannot import st_static.
 
+    The subprocess is an isolated interpreter (``python -I``) started in an empty temporary folder, so modules in
+    the current folder or on ``PYTHONPATH`` cannot shadow the installed packages.
+
     Args:
         model_name_or_path: A model folder or a Hub repo id (resolved by the subprocess).
         texts: The texts to encode.
@@ -66,13 +71,18 @@ def bare_encode(
         BareLoadError: If the subprocess fails, with the end of its error output.
     """
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    # The subprocess runs in its own folder: a local path is passed absolute, a repo id as it is.
+    name = os.path.abspath(model_name_or_path) if os.path.exists(model_name_or_path) else str(model_name_or_path)
     with tempfile.TemporaryDirectory(prefix="st-static-bare-load-") as work:
         texts_path = Path(work) / "texts.json"
         output_path = Path(work) / "embeddings.npy"
         texts_path.write_text(json.dumps(list(texts), ensure_ascii=False), encoding="utf-8")
-        command = [sys.executable, "-c", BARE_LOAD_SCRIPT, str(model_name_or_path), str(texts_path), str(output_path)]
+        # -I: isolated mode, so neither the current folder nor PYTHONPATH/PYTHON* variables or the user's site
+        # folder can put modules ahead of the installed ones (a numpy.py in the current folder would run first
+        # with plain -c); cwd: a folder holding only our two files.
+        command = [sys.executable, "-I", "-c", BARE_LOAD_SCRIPT, name, str(texts_path), str(output_path)]
         try:
-            result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=timeout)
+            result = subprocess.run(command, env=environment, cwd=work, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as error:
             raise BareLoadError(
                 f"SentenceTransformer({str(model_name_or_path)!r}) took over {timeout:.0f} s."

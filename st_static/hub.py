@@ -1,15 +1,18 @@
 """Publishing a saved static model to the Hugging Face Hub, after checking that what is uploaded is sound.
 
-:func:`check_folder` refuses a folder that a bare ``SentenceTransformer`` cannot load (or that encodes to
-non-finite or different vectors), whose card was generated for other weights, or whose card's evaluation
-table disagrees with ``evaluation.json``. :func:`push_folder` runs the checks, then uploads with
-``huggingface_hub`` (``create_repo`` and ``upload_folder``; the token comes from the argument, ``HF_TOKEN`` or
-``hf auth login``).
+:func:`check_folder` refuses a folder holding a symbolic link, whose files changed since the save (sha256 in
+``st_static_config.json``), whose metadata records paths of this machine, that a bare ``SentenceTransformer`` cannot
+load (or that encodes to non-finite or different vectors), whose card was generated for other weights, or whose card's
+evaluation table disagrees with ``evaluation.json``. Only the files a save writes are uploaded
+(:mod:`st_static.upload_files`); the checks read a private copy of exactly those files, and that copy is what
+:func:`push_folder` uploads with ``huggingface_hub`` (``create_repo`` and ``upload_folder``; the token comes from the
+argument, ``HF_TOKEN`` or ``hf auth login``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -22,6 +25,8 @@ import numpy as np
 from huggingface_hub import HfApi, get_token
 
 from st_static.bare_load import BareLoadError, bare_encode
+from st_static.errors import StStaticError
+from st_static.folder_checks import FILES_KEY
 from st_static.inference import encode
 from st_static.model_card import (
     CARD_FILE_NAME,
@@ -34,7 +39,14 @@ from st_static.model_card import (
     file_sha256,
     read_evaluation,
 )
-from st_static.static_word_average import WEIGHTS_FILE_NAME, ModelFolderError, StaticWordAverage
+from st_static.static_word_average import (
+    CONFIG_FILE_NAME,
+    HASHED_FILES,
+    WEIGHTS_FILE_NAME,
+    ModelFolderError,
+    StaticWordAverage,
+)
+from st_static.upload_files import UploadPlan, copy_files, links_and_special_files, local_paths, plan_upload
 
 # Texts the bare load encodes: ordinary sentences, an unknown word, punctuation only and the empty string.
 CHECK_SENTENCES = (
@@ -44,15 +56,22 @@ CHECK_SENTENCES = (
     "!!!",
     "",
 )
-# Hidden files are left-overs of atomic writes (".model.safetensors.tmp-123"), never part of the model.
-UPLOAD_IGNORE_PATTERNS = [".*", "**/.*"]
+
+# Uploaded text files that must not mention the user's home folder (the metadata is checked more strictly).
+TEXT_FILES = (
+    CARD_FILE_NAME,
+    EVALUATION_FILE_NAME,
+    "stage_scores.json",
+    "stage_scores.md",
+    "training/training_history.json",
+)
 
 
-class HubUploadError(RuntimeError):
+class HubUploadError(StStaticError, RuntimeError):
     """The Hub could not be reached or refused the upload (the cause is chained)."""
 
 
-class PushRefusedError(ValueError):
+class PushRefusedError(StStaticError, ValueError):
     """The folder failed a check before upload; the message lists every problem and its fix."""
 
     def __init__(self, folder: str | os.PathLike[str], problems: list[str]) -> None:
@@ -64,68 +83,113 @@ class PushRefusedError(ValueError):
 
 @dataclass(frozen=True)
 class FolderReport:
-    """What the checks of a folder found."""
+    """What the checks of a folder found.
+
+    Attributes:
+        uploaded: The files that go up (relative paths).
+        skipped: What else the folder holds, left out of the upload (folders end in ``/``).
+        verified_files: The files whose sha256 matched the one recorded at save time (empty for a folder saved
+            before hashes were recorded).
+    """
 
     num_words: int
     dim: int
     sentences_checked: int
     evaluation_results: int
+    uploaded: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    verified_files: tuple[str, ...] = ()
 
 
 def check_folder(folder: str | os.PathLike[str], repo_id: str | None = None) -> FolderReport:
     """Check a saved static model before upload.
 
-    Checks: the files load and agree (:meth:`StaticWordAverage.load`); ``modules.json`` and the card exist;
-    the card was generated for these weights and (with ``repo_id``) loads that repo in its usage snippets;
-    its evaluation table matches ``evaluation.json``; a bare ``SentenceTransformer(folder)`` in a process that
-    cannot import st-static encodes a few sentences to finite vectors equal to st-static's.
+    Checks: no symbolic link or special file anywhere in the folder; the files load and agree and are unchanged since
+    the save (:meth:`StaticWordAverage.load`); ``modules.json`` and the card exist; the metadata records no path of this
+    machine; the card was generated for these weights and (with ``repo_id``) loads that repo in its usage snippets; its
+    evaluation table matches ``evaluation.json``; a bare ``SentenceTransformer`` in a process that cannot import
+    st-static loads the files that would be uploaded and encodes a few sentences to finite vectors equal to st-static's.
 
     Args:
         folder: The saved model.
         repo_id: The repo the folder goes to, if known.
 
     Returns:
-        A summary of what was checked.
+        A summary of what was checked, with the files that would be uploaded and skipped.
 
     Raises:
         PushRefusedError: Listing every problem found, each with how to fix it.
     """
-    folder = Path(folder)
-    regenerate = f"regenerate the card with `st-static card {folder}`"
+    with _staged_upload(Path(folder)) as (staged, plan):
+        return _check_staged(Path(folder), staged, plan, repo_id)
+
+
+@contextmanager
+def _staged_upload(folder: Path) -> Iterator[tuple[Path, UploadPlan]]:
+    """A private copy of the files of ``folder`` that a push uploads, and the plan saying which those are."""
     if not folder.is_dir():
         raise PushRefusedError(folder, [f"{folder} is not a folder"])
+    unsafe = links_and_special_files(folder)
+    if unsafe:
+        raise PushRefusedError(
+            folder,
+            [
+                f"{problem}: push refuses links and special files (uploading a link sends what it points at); "
+                "replace it by a copy of the file or remove it"
+                for problem in unsafe
+            ],
+        )
+    plan = plan_upload(folder)
+    with tempfile.TemporaryDirectory(prefix="st-static-push-") as work:
+        try:
+            copy_files(folder, plan.files, work)
+        except OSError as error:
+            raise PushRefusedError(folder, [f"the folder changed while it was read ({error}): push again"]) from error
+        yield Path(work), plan
+
+
+def _check_staged(folder: Path, staged: Path, plan: UploadPlan, repo_id: str | None) -> FolderReport:
+    """The checks of :func:`check_folder`, run on the staged copy ``staged`` and reported for ``folder``."""
+
+    def named(message: str) -> str:
+        return message.replace(str(staged), str(folder))
+
+    regenerate = f"regenerate the card with `st-static card {folder}`"
     try:
-        module = StaticWordAverage.load(str(folder))
+        module = StaticWordAverage.load(str(staged))
     except ModelFolderError as error:
-        raise PushRefusedError(folder, [f"{error} Re-save the model, then push again."]) from error
+        raise PushRefusedError(folder, [named(f"{error} Re-save the model, then push again.")]) from error
 
     problems: list[str] = []
-    if not (folder / "modules.json").is_file():
+    if not (staged / "modules.json").is_file():
         problems.append("modules.json is missing (an interrupted save?): re-save the model")
-    readme = folder / CARD_FILE_NAME
+    problems.extend(_local_path_problems(folder, staged))
+    readme = staged / CARD_FILE_NAME
     card = readme.read_text(encoding="utf-8") if readme.is_file() else None
     if card is None:
         problems.append(f"{CARD_FILE_NAME} (the model card) is missing: generate it with `st-static card {folder}`")
     else:
         card_sha = card_weights_sha256(card)
-        if card_sha is not None and card_sha != file_sha256(folder / WEIGHTS_FILE_NAME):
+        if card_sha is not None and card_sha != file_sha256(staged / WEIGHTS_FILE_NAME):
             problems.append(f"the card was generated for other weights than {WEIGHTS_FILE_NAME}: {regenerate}")
-        named = card_model_ids(card) - {MODEL_ID_PLACEHOLDER}
-        if repo_id is not None and named and named != {repo_id}:
+        named_ids = card_model_ids(card) - {MODEL_ID_PLACEHOLDER}
+        if repo_id is not None and named_ids and named_ids != {repo_id}:
             problems.append(
-                f"the card's usage snippets load {', '.join(sorted(named))}, not {repo_id}: "
+                f"the card's usage snippets load {', '.join(sorted(named_ids))}, not {repo_id}: "
                 f"regenerate it with `st-static card {folder} --model-id {repo_id}`"
             )
 
     evaluation = None
     evaluation_results = 0
-    if (folder / EVALUATION_FILE_NAME).is_file():
+    if (staged / EVALUATION_FILE_NAME).is_file():
         try:
-            evaluation = read_evaluation(folder / EVALUATION_FILE_NAME)
+            evaluation = read_evaluation(staged / EVALUATION_FILE_NAME)
             evaluation_results = len(evaluation["results"])
         except EvaluationFileError as error:
-            problems.append(f"{error} Fix or re-create it (st-static evaluate MODEL --json FILE), then {regenerate}")
-    evaluation_unreadable = evaluation is None and (folder / EVALUATION_FILE_NAME).is_file()
+            problems.append(
+                named(f"{error} Fix or re-create it (st-static evaluate MODEL --json FILE), then {regenerate}")
+            )
+    evaluation_unreadable = evaluation is None and (staged / EVALUATION_FILE_NAME).is_file()
     if card is not None and not evaluation_unreadable:
         differences = evaluation_table_differences(card, evaluation)
         if differences:
@@ -133,9 +197,9 @@ def check_folder(folder: str | os.PathLike[str], repo_id: str | None = None) -> 
             problems.append(f"the card's evaluation table does not match {EVALUATION_FILE_NAME}; {regenerate}:{listed}")
 
     try:
-        bare = bare_encode(folder, CHECK_SENTENCES)
+        bare = bare_encode(staged, CHECK_SENTENCES)
     except BareLoadError as error:
-        problems.append(f"{error} Re-save the model with st-static.")
+        problems.append(named(f"{error} Re-save the model with st-static."))
     else:
         expected = encode(module, list(CHECK_SENTENCES))
         if bare.embeddings.shape != expected.shape:
@@ -156,7 +220,44 @@ def check_folder(folder: str | os.PathLike[str], repo_id: str | None = None) -> 
         dim=module.embedding_dim,
         sentences_checked=len(CHECK_SENTENCES),
         evaluation_results=evaluation_results,
+        uploaded=plan.files,
+        skipped=plan.skipped,
+        verified_files=tuple(sorted(_recorded_files(staged))),
     )
+
+
+def _recorded_files(staged: Path) -> list[str]:
+    """The model files whose sha256 the staged config records (the load has verified them)."""
+    config_path = staged / CONFIG_FILE_NAME
+    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}
+    return [name for name in HASHED_FILES if name in (config.get(FILES_KEY) or {})]
+
+
+def _local_path_problems(folder: Path, staged: Path) -> list[str]:
+    """Paths of this machine in the metadata, and mentions of the home folder in the other uploaded text files."""
+    problems: list[str] = []
+    config_path = staged / CONFIG_FILE_NAME
+    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}
+    found = local_paths(config.get("metadata") or {})
+    if found:
+        problems.append(
+            f"{CONFIG_FILE_NAME} records paths of this machine, which would be published: {'; '.join(found)}. "
+            f"Replace each with a Hub repo id or a bare file/folder name (edit the metadata in "
+            f"{folder / CONFIG_FILE_NAME}, or set model[0].metadata and re-save the model), then regenerate the "
+            f"card with `st-static card {folder}`"
+        )
+    home = os.path.expanduser("~")
+    if len(home.rstrip("/\\")) > 1:
+        for name in TEXT_FILES:
+            path = staged / name
+            if path.is_file() and home in path.read_text(encoding="utf-8", errors="replace"):
+                fix = (
+                    f"fix the metadata, then regenerate it with `st-static card {folder}`"
+                    if name == CARD_FILE_NAME
+                    else "replace the path by a repo id or a folder name"
+                )
+                problems.append(f"{name} mentions your home folder ({home}): {fix}")
+    return problems
 
 
 @dataclass(frozen=True)
@@ -178,10 +279,11 @@ def push_folder(
     commit_message: str | None = None,
     endpoint: str | None = None,
 ) -> PushResult:
-    """Check a saved static model (:func:`check_folder`) and upload it to ``repo_id`` on the Hub.
+    """Check a saved static model (:func:`check_folder`) and upload the files a save writes to ``repo_id``.
 
     The repo is created if needed (``private`` applies to a new repo only). A card generated without a model id
     gets ``repo_id`` in its usage snippets in the uploaded copy, as sentence-transformers does for reused cards.
+    Other files in the folder are not uploaded; the report lists them.
 
     Args:
         folder: The saved model.
@@ -206,42 +308,32 @@ def push_folder(
         raise PushRefusedError(
             folder, ["no Hugging Face token: pass --token, set HF_TOKEN or log in with `hf auth login`"]
         )
-    report = check_folder(folder, repo_id)
-    api = HfApi(endpoint=endpoint, token=token)
-    try:
-        repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
-        if revision is not None:
-            api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
-        with _upload_view(Path(folder), repo_url.repo_id) as upload_folder:
+    with _staged_upload(Path(folder)) as (staged, plan):
+        report = _check_staged(Path(folder), staged, plan, repo_id)
+        _fill_in_model_id(staged / CARD_FILE_NAME, repo_id)
+        api = HfApi(endpoint=endpoint, token=token)
+        try:
+            repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
+            if revision is not None:
+                api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
             commit = api.upload_folder(
                 repo_id=repo_url.repo_id,
-                folder_path=upload_folder,
+                folder_path=staged,
                 revision=revision,
                 commit_message=commit_message or "Upload static model with st-static",
-                ignore_patterns=list(UPLOAD_IGNORE_PATTERNS),
             )
-    except Exception as error:  # the HTTP stack's errors (HTTP status, connection, TLS) have no common public base
-        raise HubUploadError(f"uploading to {repo_id} at {api.endpoint} failed: {error}") from error
+        except Exception as error:  # the HTTP stack's errors (HTTP status, connection, TLS) have no common public base
+            raise HubUploadError(f"uploading to {repo_id} at {api.endpoint} failed: {error}") from error
     return PushResult(repo_id=repo_url.repo_id, commit_url=commit.commit_url, report=report)
 
 
-@contextmanager
-def _upload_view(folder: Path, repo_id: str) -> Iterator[Path]:
-    """The folder to upload: ``folder`` itself, or links to its files with the card's placeholder id replaced."""
-    readme = folder / CARD_FILE_NAME
-    placeholder = f'"{MODEL_ID_PLACEHOLDER}"'  # in every usage snippet: sentence-transformers' and model2vec's
+def _fill_in_model_id(readme: Path, repo_id: str) -> None:
+    """Replace the card's placeholder model id by ``repo_id`` in the staged copy of the card (in every usage
+    snippet: sentence-transformers' and model2vec's)."""
+    placeholder = f'"{MODEL_ID_PLACEHOLDER}"'
     card = readme.read_text(encoding="utf-8")
-    if placeholder not in card:
-        yield folder
-        return
-    with tempfile.TemporaryDirectory(prefix="st-static-push-") as view:
-        for path in folder.rglob("*"):
-            if path.is_file() and path != readme:
-                link = Path(view) / path.relative_to(folder)
-                link.parent.mkdir(parents=True, exist_ok=True)
-                link.symlink_to(path.resolve())
-        (Path(view) / CARD_FILE_NAME).write_text(card.replace(placeholder, f'"{repo_id}"'), encoding="utf-8")
-        yield Path(view)
+    if placeholder in card:
+        readme.write_text(card.replace(placeholder, f'"{repo_id}"'), encoding="utf-8")
 
 
 def place_in_hf_cache(folder: str | os.PathLike[str], repo_id: str, cache_dir: str | os.PathLike[str]) -> Path:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
 from torch import nn
@@ -20,6 +20,15 @@ from transformers import PreTrainedTokenizerFast
 
 from st_static.errors import StStaticError
 from st_static.files import write_file_atomically, write_text_atomically
+from st_static.folder_checks import (
+    FILES_KEY,
+    changed_files,
+    config_problem,
+    file_hashes,
+    model2vec_layout_problem,
+    table_problem,
+    tokenizer_structure_problem,
+)
 from st_static.model2vec_config import write_model2vec_config
 from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
 from st_static.tokenization import (
@@ -36,6 +45,8 @@ CONFIG_FILE_NAME = "st_static_config.json"
 WEIGHTS_FILE_NAME = "model.safetensors"
 TOKENIZER_FILE_NAME = "tokenizer.json"
 FORMAT_VERSION = 1
+# Files whose sha256 a save records in the config's "files" entry and a load verifies.
+HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
 
 
 class ModelFolderError(StStaticError, ValueError):
@@ -326,7 +337,7 @@ class StaticWordAverage(StaticEmbedding):
         return {"embeddings": self.embedding.weight.detach().to("cpu").contiguous()}
 
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        """Write ``tokenizer.json``, ``model.safetensors`` and ``st_static_config.json`` to ``output_path``.
+        """Write ``tokenizer.json``, ``model.safetensors`` and ``st_static_config.json`` (with the first two's sha256).
 
         Each file is written to a temporary name and renamed into place. A ``modules.json`` already in the
         folder is removed first: ``SentenceTransformer.save`` writes it last, so a save interrupted in between
@@ -338,7 +349,9 @@ class StaticWordAverage(StaticEmbedding):
         (output / "modules.json").unlink(missing_ok=True)
         write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
         write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
-        config_text = json.dumps(self.get_config_dict(), indent=2, sort_keys=True)
+        config_text = json.dumps(
+            self.get_config_dict() | {FILES_KEY: file_hashes(output, HASHED_FILES)}, indent=2, sort_keys=True
+        )
         write_text_atomically(output / CONFIG_FILE_NAME, config_text)
         write_model2vec_config(output, self.embedding_dim, self.metadata, has_column_scale=self.saves_column_scale)
 
@@ -353,10 +366,16 @@ class StaticWordAverage(StaticEmbedding):
         local_files_only: bool = False,
         **kwargs: Any,
     ) -> StaticWordAverage:
-        """Load a saved module, checking that its files are complete and agree with each other.
+        """Load a saved module, checking that its files are complete, sound and agree with each other.
+
+        The checks (:mod:`st_static.folder_checks`) run before anything is built from the files: only the word
+        tokenizer's structure, finite float tables of sane magnitude, a well-formed config, and (when the config
+        records them) the sha256 of ``tokenizer.json`` and ``model.safetensors`` written at save time. Weights
+        are read from ``model.safetensors`` only, never from a pickle.
 
         Raises:
-            ModelFolderError: If a file is missing or corrupt, or the table and vocabulary disagree.
+            ModelFolderError: Naming the folder and the problem: a file is missing, corrupt, changed since the
+                save or not what st-static writes, or the table and vocabulary disagree.
         """
         hub_kwargs = {
             "subfolder": subfolder,
@@ -365,64 +384,113 @@ class StaticWordAverage(StaticEmbedding):
             "revision": revision,
             "local_files_only": local_files_only,
         }
-        tokenizer_path = cls.load_file_path(model_name_or_path, filename=TOKENIZER_FILE_NAME, **hub_kwargs)
+        name = model_name_or_path
+        tokenizer_path = cls.load_file_path(name, filename=TOKENIZER_FILE_NAME, **hub_kwargs)
         if tokenizer_path is None:
-            raise ModelFolderError(f"{model_name_or_path}: {TOKENIZER_FILE_NAME} is missing.")
-        try:
-            tokenizer = Tokenizer.from_file(tokenizer_path)
-        except Exception as error:  # tokenizers raises a bare Exception on bad JSON
-            raise ModelFolderError(f"{model_name_or_path}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+            raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is missing.")
+        tokenizer = _read_tokenizer(name, tokenizer_path)
         try:
             targets, num_words = token_targets(tokenizer)
         except ValueError as error:
-            raise ModelFolderError(f"{model_name_or_path}: {error}") from error
+            raise ModelFolderError(f"{name}: {error}") from error
 
-        config: dict[str, Any] = {}
-        config_path = cls.load_file_path(model_name_or_path, filename=CONFIG_FILE_NAME, **hub_kwargs)
-        if config_path is not None:
-            try:
-                config = json.loads(Path(config_path).read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                raise ModelFolderError(f"{model_name_or_path}: {CONFIG_FILE_NAME} is corrupt ({error}).") from error
+        config_path = cls.load_file_path(name, filename=CONFIG_FILE_NAME, **hub_kwargs)
+        config = {} if config_path is None else _read_config(name, config_path)
 
-        try:
-            weights = cls.load_torch_weights(model_name_or_path=model_name_or_path, **hub_kwargs)
-        except (SafetensorError, OSError, RuntimeError) as error:
+        weights_path = cls.load_file_path(name, filename=WEIGHTS_FILE_NAME, **hub_kwargs)
+        if weights_path is None:
             raise ModelFolderError(
-                f"{model_name_or_path}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error})."
-            ) from error
-        except ValueError as error:
-            raise ModelFolderError(f"{model_name_or_path}: {error}") from error
-        if "embedding.weight" in weights:
-            table = weights["embedding.weight"]
-        elif "embeddings" in weights:
-            table = StaticEmbedding._fold_model2vec_weights(
-                weights["embeddings"], weights.get("mapping"), weights.get("weights")
+                f"{name}: {WEIGHTS_FILE_NAME} is missing (st-static never opens pickled weights such as "
+                "pytorch_model.bin); re-save the model with st_static.save_model."
             )
-        else:
-            raise ModelFolderError(f"{model_name_or_path}: {WEIGHTS_FILE_NAME} has no embedding table.")
+        table, column_scale = _read_table(name, weights_path)
         if table.ndim != 2 or table.shape[0] != len(targets):
             raise ModelFolderError(
-                f"{model_name_or_path}: the table has shape {tuple(table.shape)} but {TOKENIZER_FILE_NAME} has "
+                f"{name}: the table has shape {tuple(table.shape)} but {TOKENIZER_FILE_NAME} has "
                 f"{len(targets)} tokens; the tokenizer and the weights come from different models."
             )
         for key, actual in (("num_words", num_words), ("num_tokens", len(targets)), ("embedding_dim", table.shape[1])):
             if key in config and config[key] != actual:
                 raise ModelFolderError(
-                    f"{model_name_or_path}: {CONFIG_FILE_NAME} says {key}={config[key]} but the files give {actual}."
+                    f"{name}: {CONFIG_FILE_NAME} says {key}={config[key]} but the files give {actual}."
                 )
-        column_scale = weights.get("column_scale")
         if column_scale is not None and tuple(column_scale.shape) != (table.shape[1],):
             raise ModelFolderError(
-                f"{model_name_or_path}: column_scale has shape {tuple(column_scale.shape)}, "
-                f"expected ({table.shape[1]},)."
+                f"{name}: column_scale has shape {tuple(column_scale.shape)}, expected ({table.shape[1]},)."
             )
         word_vectors = table[:num_words].float()
         if column_scale is not None:
             word_vectors = word_vectors * column_scale.float()
+            problem = table_problem(word_vectors, "the table times column_scale")
+            if problem is not None:
+                raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
+        changed = changed_files(config, {TOKENIZER_FILE_NAME: tokenizer_path, WEIGHTS_FILE_NAME: weights_path})
+        if changed:
+            raise ModelFolderError(
+                f"{name}: {' and '.join(changed)} {'has' if len(changed) == 1 else 'have'} changed since the model "
+                f"was saved (sha256 differs from the one in {CONFIG_FILE_NAME}); restore the original, or re-save "
+                "the model with st_static.save_model if the change was intended."
+            )
         module = cls(tokenizer, word_vectors, metadata=config.get("metadata"))
         module.folded_column_scale = None if column_scale is None else column_scale.float()
         return module
+
+
+def _read_tokenizer(name: str, path: str) -> Tokenizer:
+    """Parse ``tokenizer.json``, refusing any structure but the word tokenizer's before the Rust side compiles it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        problem = tokenizer_structure_problem(json.loads(text))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+    if problem is not None:
+        raise ModelFolderError(
+            f"{name}: Not a st-static word tokenizer: {problem}. Only {TOKENIZER_FILE_NAME} files written by "
+            "st-static are loaded; re-save the model with st-static."
+        )
+    try:
+        return Tokenizer.from_str(text)
+    except Exception as error:  # tokenizers raises a bare Exception on a malformed file
+        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+
+
+def _read_config(name: str, path: str) -> dict[str, Any]:
+    """Parse ``st_static_config.json`` and check its shape."""
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is corrupt ({error}).") from error
+    problem = config_problem(config)
+    if problem is not None:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
+    return config
+
+
+def _read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The token table of ``model.safetensors`` (model2vec layouts folded) and its ``column_scale``, if any."""
+    try:
+        weights = load_file(path)
+    except (SafetensorError, OSError, RuntimeError, ValueError) as error:
+        raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error}).") from error
+    if "embedding.weight" in weights:
+        table = weights["embedding.weight"]
+    elif "embeddings" in weights:
+        mapping, token_scale = weights.get("mapping"), weights.get("weights")
+        problem = model2vec_layout_problem(weights["embeddings"], mapping, token_scale)
+        if problem is None and not torch.is_floating_point(weights["embeddings"]) and token_scale is None:
+            dtype = str(weights["embeddings"].dtype).removeprefix("torch.")
+            problem = f"embeddings is {dtype}, not floating point, and has no per-token weights"
+        if problem is not None:
+            raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
+        table = StaticEmbedding._fold_model2vec_weights(weights["embeddings"], mapping, token_scale)
+    else:
+        raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} has no embedding table.")
+    column_scale = weights.get("column_scale")
+    for tensor, what in ((table, "the table"), (column_scale, "column_scale")):
+        problem = None if tensor is None else table_problem(tensor, what)
+        if problem is not None:
+            raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} holds a table st-static refuses: {problem}.")
+    return table, column_scale
 
 
 # sentence-transformers records ``type(module).__module__`` and ``__name__`` in ``modules.json`` and, since

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,8 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from st_static import hub as hub_module
-from st_static.bare_load import BareLoadResult, bare_encode
+from st_static.bare_load import BareLoadError, BareLoadResult, bare_encode
 from st_static.cli import app
+from st_static.errors import StStaticError
 from st_static.hub import HubUploadError, PushRefusedError, check_folder, place_in_hf_cache, push_folder
 from st_static.io import load_model, save_model
 from st_static.model_card import EVALUATION_FILE_NAME, card_weights_sha256, file_sha256, write_model_card
@@ -148,6 +150,65 @@ def test_push_reports_a_hub_refusal(model_folder, local_hub, in_process_bare_loa
     assert "uploading to org/swe" in result.output and "401" in result.output
 
 
+def test_push_refuses_two_swapped_token_ids(model_folder, local_hub, in_process_bare_load):
+    """Two words swapping vectors passes every structural check and the bare load; the recorded sha256 does not."""
+    tokenizer = json.loads((model_folder / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = tokenizer["model"]["vocab"]
+    vocab["cat"], vocab["sat"] = vocab["sat"], vocab["cat"]
+    (model_folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    result = push_cli(model_folder, "org/swe", "--token", TOKEN)
+    assert result.exit_code == 1
+    assert f"{model_folder}: tokenizer.json has changed since the model was saved" in result.output
+    assert local_hub.calls == []
+
+
+@pytest.mark.parametrize("link", ["notes.txt", "training", "1_Normalize/config.json"])
+def test_push_refuses_symbolic_links_and_uploads_nothing(model_folder, local_hub, in_process_bare_load, tmp_path, link):
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "config.json").write_text('{"api_key": "hf_secret"}', encoding="utf-8")
+    target = model_folder / link
+    if target.exists():
+        target.unlink()
+    target.symlink_to(secret if link == "training" else secret / "config.json")
+    result = push_cli(model_folder, "org/swe", "--token", TOKEN)
+    assert result.exit_code == 1
+    assert f"{link} is a symbolic link" in result.output
+    assert local_hub.calls == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("teacher", "/home/someone/models/all-MiniLM-L6-v2", "metadata.teacher"),
+        ("teacher", "C:\\Users\\someone\\teacher", "metadata.teacher"),
+        ("corpus", "corpus at {home}/data/en.txt", "metadata.corpus"),
+        ("parallel", ["en-de.tsv", "/data/en-ja.tsv"], "metadata.parallel[1]"),
+    ],
+)
+def test_push_refuses_paths_of_this_machine_in_the_metadata(
+    model_folder, in_process_bare_load, monkeypatch, key, value, shown
+):
+    monkeypatch.setenv("HOME", "/home/tester")
+    config = json.loads((model_folder / "st_static_config.json").read_text(encoding="utf-8"))
+    config["metadata"][key] = value.format(home="/home/tester") if isinstance(value, str) else value
+    (model_folder / "st_static_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(PushRefusedError, match=re.escape(shown) + r".*Replace each with a Hub repo id.*st-static card"):
+        check_folder(model_folder)
+
+
+def test_push_refuses_a_card_that_mentions_the_home_folder(model_folder, in_process_bare_load, monkeypatch):
+    monkeypatch.setenv("HOME", "/home/tester")
+    readme = model_folder / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8") + "\nBuilt in /home/tester/work.\n", encoding="utf-8")
+    with pytest.raises(PushRefusedError, match=r"README\.md mentions your home folder \(/home/tester\)"):
+        check_folder(model_folder)
+
+
+def test_push_errors_are_project_errors():
+    assert all(issubclass(error, StStaticError) for error in (PushRefusedError, HubUploadError, BareLoadError))
+
+
 # ------------------------------------------------------------------------------------------------ uploads
 def test_push_uploads_to_a_branch_and_fills_in_the_model_id(model_folder, local_hub, in_process_bare_load):
     result = push_folder(model_folder, "org/swe", revision="v1", token=TOKEN)
@@ -175,6 +236,62 @@ def test_model_push_to_hub_regenerates_the_card(described_model, local_hub, tmp_
     assert "## Bias, Risks and Limitations" in card and "**Similarity distillation.**" in card
     (tmp_path / "weights").write_bytes(uploaded["model.safetensors"])
     assert card_weights_sha256(card) == file_sha256(tmp_path / "weights")
+
+
+def plant_stray_files(folder):
+    """What a model folder may hold besides the model: notes, a pickle, left-overs, other folders."""
+    (folder / "notes.txt").write_text("private notes", encoding="utf-8")
+    (folder / "pytorch_model.bin").write_bytes(b"not a model")
+    (folder / ".model.safetensors.tmp-123").write_bytes(b"left-over")
+    (folder / "drafts").mkdir()
+    (folder / "drafts" / "card.md").write_text("draft", encoding="utf-8")
+    (folder / "1_Normalize" / "extra.bin").write_bytes(b"extra")
+    (folder / "training").mkdir()
+    (folder / "training" / "training_history.json").write_text("{}", encoding="utf-8")
+    (folder / "training" / "scratch.txt").write_text("scratch", encoding="utf-8")
+
+
+def test_push_uploads_only_the_files_a_save_writes(model_folder, local_hub, in_process_bare_load):
+    plant_stray_files(model_folder)
+    push_folder(model_folder, "org/swe", token=TOKEN)
+    assert set(local_hub.repos["org/swe"].branches["main"]) == {
+        "1_Normalize/config.json",
+        "README.md",
+        "config.json",  # model2vec's
+        "config_sentence_transformers.json",
+        "evaluation.json",
+        "model.safetensors",
+        "modules.json",
+        "st_static_config.json",
+        "tokenizer.json",
+        "training/training_history.json",
+    }
+
+
+def test_push_lists_what_it_skips(model_folder, local_hub, in_process_bare_load):
+    plant_stray_files(model_folder)
+    result = push_cli(model_folder, "org/swe", "--token", TOKEN)
+    assert result.exit_code == 0, result.output
+    assert (
+        "not uploaded (not written by a save): .model.safetensors.tmp-123, 1_Normalize/extra.bin, drafts/, "
+        "notes.txt, pytorch_model.bin, training/scratch.txt"
+    ) in result.output
+
+
+def test_the_bare_load_ignores_modules_planted_in_the_current_folder(model_folder, tmp_path, monkeypatch):
+    mark = tmp_path / "planted-numpy-ran"
+    planted = tmp_path / "cwd"
+    planted.mkdir()
+    (planted / "numpy.py").write_text(f"open({str(mark)!r}, 'w').close()\nraise SystemExit(3)\n", encoding="utf-8")
+    monkeypatch.chdir(planted)
+    bare_encode(model_folder, TEXTS)
+    assert not mark.exists()
+
+
+def test_the_bare_load_resolves_a_relative_folder_from_the_callers_folder(model_folder, monkeypatch):
+    monkeypatch.chdir(model_folder.parent)
+    loaded = bare_encode(model_folder.name, TEXTS)
+    np.testing.assert_allclose(loaded.embeddings, load_model(model_folder).encode(TEXTS), atol=1e-6)
 
 
 def test_hub_round_trip_without_network(model_folder, tmp_path):

@@ -23,8 +23,10 @@ def push(
 ) -> None:
     """Check a saved static model, then upload it to the Hugging Face Hub.
 
-    Refuses (exit code 1, nothing uploaded) unless the folder loads with a bare SentenceTransformer (no st-static)
-    and encodes to finite vectors, and its card describes these weights and matches evaluation.json.
+    Uploads only the files a save writes (others are listed, not uploaded). Refuses (exit code 1, nothing uploaded) a
+    folder holding a symbolic link, whose files changed since the save, or whose metadata records paths of this machine,
+    and unless the folder loads with a bare SentenceTransformer (no st-static) and encodes to finite vectors, and its
+    card describes these weights and matches evaluation.json.
     """
     from st_static.hub import HubUploadError, PushRefusedError, push_folder
 
@@ -40,9 +42,16 @@ def push(
     except (PushRefusedError, HubUploadError, ValueError) as error:  # ValueError: a malformed repo id
         raise fail(str(error)) from error
     report = result.report
+    hashes = (
+        f"{' and '.join(report.verified_files)} unchanged since the save"
+        if report.verified_files
+        else "no file hashes recorded (saved by an older st-static)"
+    )
     typer.echo(
         f"checked: loads without st-static ({report.num_words:,} words, {report.dim} dimensions, "
-        f"{report.sentences_checked} test sentences -> finite vectors equal to st-static's); "
+        f"{report.sentences_checked} test sentences -> finite vectors equal to st-static's); {hashes}; "
         f"card matches the weights and evaluation.json ({report.evaluation_results} result(s))"
     )
+    if report.skipped:
+        typer.echo(f"not uploaded (not written by a save): {', '.join(report.skipped)}")
     typer.echo(f"uploaded {folder} to {result.repo_id}: {result.commit_url}")

@@ -1,0 +1,190 @@
+"""Checks of a saved model's files, run by :meth:`StaticWordAverage.load` before anything is built from them.
+
+Each check returns the problem as a sentence, or ``None``; the loader raises it as a ``ModelFolderError`` naming
+the folder. What is refused, and why:
+
+* a ``tokenizer.json`` whose normaliser, pre-tokeniser, model, decoder or extras are not exactly what
+  :func:`st_static.tokenization.build_word_tokenizer` writes (every st-static folder, compressed, pruned or an
+  ensemble, has that structure). Anything else can change what the words are, or run a hostile regex: the Rust
+  regex engine panics on a pattern like ``(a+)+$`` after two dozen characters;
+* a table that is not floating point, holds NaN or infinite values, or holds a value beyond
+  :data:`MAX_TABLE_MAGNITUDE` (such values are finite but overflow when a text's rows are summed);
+* a model2vec-layout table (``embeddings`` + ``mapping`` + ``weights``) whose mapping points outside it;
+* an ``st_static_config.json`` that is not a JSON object, or whose ``metadata`` or ``files`` entries are malformed;
+* a ``tokenizer.json`` or ``model.safetensors`` whose sha256 differs from the one recorded in
+  ``st_static_config.json`` at save time (``"files": {name: sha256}``). Folders saved before the hashes were
+  recorded have no ``files`` entry and load unchecked. The hashes catch edits (two token ids swapped makes two
+  words swap vectors, and every other check passes); they are no signature: whoever edits the files can also
+  edit the config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from st_static.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
+
+# No real table comes near this: teacher embeddings, PCA outputs and trained rows are O(1) to O(100), and int8
+# codes are at most 127. It keeps every sum finite: the mean of n rows needs a float32 sum of at most n * 1e6
+# (finite for n < 3e32 words), and Normalize squares values of at most 1e6 (1e12 each, times the dimension).
+MAX_TABLE_MAGNITUDE = 1e6
+# The longest word the WordPiece model may try to match. Its greedy longest-prefix search costs about L^2 look-ups
+# per unknown word of L characters: a megabyte of 100-letter unknown words takes ~9 s, of 1000-letter ones ~2 min.
+# st-static writes 100 (``DEFAULT_MAX_WORD_CHARS``); this leaves room for a deliberately larger setting.
+MAX_WORD_CHARS_LIMIT = 256
+FILES_KEY = "files"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_NORMALIZERS = (
+    {"type": "NFC"},
+    {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]},
+)
+_PRE_TOKENIZER = {"type": "Split", "pattern": {"Regex": WORD_SEPARATOR_PATTERN}, "behavior": "Removed", "invert": False}
+_MODEL_KEYS = {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}
+
+
+# ------------------------------------------------------------------------------------------------ tokenizer.json
+def tokenizer_structure_problem(state: object) -> str | None:
+    """What makes a parsed ``tokenizer.json`` differ from the word tokenizer st-static writes, or ``None``.
+
+    Only the vocabulary may differ (and ``max_input_chars_per_word``, up to :data:`MAX_WORD_CHARS_LIMIT`); the
+    vocabulary's layout is checked afterwards by :func:`st_static.tokenization.token_targets`.
+    """
+    if not isinstance(state, dict):
+        return f"it is a JSON {type(state).__name__}, not an object"
+    if state.get("normalizer") not in _NORMALIZERS:
+        return f"its normalizer is {_describe(state.get('normalizer'))}, not NFC (+ Lowercase)"
+    pre_tokenizer = state.get("pre_tokenizer")
+    if not isinstance(pre_tokenizer, dict) or {"invert": False, **pre_tokenizer} != _PRE_TOKENIZER:
+        return f"its pre-tokenizer is {_describe(state.get('pre_tokenizer'))}, not the split on non-letters"
+    for part in ("post_processor", "truncation", "padding"):
+        if state.get(part) is not None:
+            return f"it has a {part} ({_describe(state[part])})"
+    if state.get("added_tokens"):
+        return f"it has added tokens ({_describe(state['added_tokens'])})"
+    decoder = state.get("decoder")
+    if decoder is not None and (
+        not isinstance(decoder, dict)
+        or {"cleanup": True, **decoder}.keys() != {"type", "prefix", "cleanup"}
+        or (decoder["type"], decoder["prefix"]) != ("WordPiece", CONTINUATION_PREFIX)
+        or not isinstance(decoder.get("cleanup", True), bool)
+    ):
+        return f"its decoder is {_describe(decoder)}, not WordPiece"
+    return _model_problem(state.get("model"))
+
+
+def _model_problem(model: object) -> str | None:
+    if not isinstance(model, dict) or model.get("type") != "WordPiece":
+        return f"its model is {_describe(model)}, not WordPiece"
+    if set(model) != _MODEL_KEYS:
+        return f"its WordPiece model has the fields {sorted(model)}, expected {sorted(_MODEL_KEYS)}"
+    if model["unk_token"] != UNKNOWN_TOKEN or model["continuing_subword_prefix"] != CONTINUATION_PREFIX:
+        return (
+            f"its WordPiece model uses unk_token={model['unk_token']!r} and continuing_subword_prefix="
+            f"{model['continuing_subword_prefix']!r}, not {UNKNOWN_TOKEN!r} and {CONTINUATION_PREFIX!r}"
+        )
+    limit = model["max_input_chars_per_word"]
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_WORD_CHARS_LIMIT:
+        return f"its max_input_chars_per_word is {limit!r}, not an integer between 1 and {MAX_WORD_CHARS_LIMIT}"
+    if not isinstance(model["vocab"], dict):
+        return "its vocabulary is not a JSON object"
+    return None
+
+
+def _describe(value: object, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------------------------------------------ st_static_config
+def config_problem(config: object) -> str | None:
+    """What is malformed in a parsed ``st_static_config.json``, or ``None``."""
+    if not isinstance(config, dict):
+        return f"it is a JSON {type(config).__name__}, not a JSON object"
+    metadata = config.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        return f"its metadata is a {_json_type(metadata)}, not a JSON object"
+    files = config.get(FILES_KEY)
+    if files is None:
+        return None
+    if not isinstance(files, dict):
+        return f"its {FILES_KEY!r} entry is a {_json_type(files)}, not a JSON object of file name -> sha256"
+    for name, digest in files.items():
+        if not isinstance(digest, str) or not _SHA256.match(digest):
+            return f"its {FILES_KEY!r} entry gives {name!r} the hash {digest!r}, not a sha256 hex digest"
+    return None
+
+
+def _json_type(value: object) -> str:
+    names = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", dict: "object"}
+    return names.get(type(value), type(value).__name__)
+
+
+# ------------------------------------------------------------------------------------------------ file hashes
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_hashes(folder: str | os.PathLike[str], names: Iterable[str]) -> dict[str, str]:
+    """``{name: sha256}`` of the files ``names`` in ``folder``: the ``files`` entry a save records."""
+    return {name: file_sha256(Path(folder) / name) for name in sorted(names)}
+
+
+def changed_files(config: Mapping[str, Any], paths: Mapping[str, str | os.PathLike[str]]) -> list[str]:
+    """The names in ``paths`` (name -> local file) whose sha256 differs from the one ``config`` records.
+
+    Files the config records no hash for (folders saved before hashes were recorded) are not checked.
+    """
+    recorded = config.get(FILES_KEY) or {}
+    return [name for name, path in paths.items() if name in recorded and recorded[name] != file_sha256(path)]
+
+
+# ------------------------------------------------------------------------------------------------ the table
+def table_problem(table: torch.Tensor, what: str = "the table") -> str | None:
+    """Why ``table`` cannot be averaged safely (not floating point, non-finite, absurd values), or ``None``."""
+    if not torch.is_floating_point(table):
+        return f"{what} is {str(table.dtype).removeprefix('torch.')}, not floating point"
+    if table.numel() == 0:
+        return None
+    finite = torch.isfinite(table)
+    if not finite.all():
+        return f"{what} contains {int((~finite).sum())} NaN or infinite value(s)"
+    largest = float(table.abs().max())
+    if largest > MAX_TABLE_MAGNITUDE:
+        return (
+            f"{what} holds a value of magnitude {largest:.3g}, larger than {MAX_TABLE_MAGNITUDE:g} "
+            "(no real table comes near it; sums of such rows overflow to NaN)"
+        )
+    return None
+
+
+def model2vec_layout_problem(
+    embeddings: torch.Tensor, mapping: torch.Tensor | None, weights: torch.Tensor | None
+) -> str | None:
+    """Why a model2vec-layout table (``embeddings`` rows, token -> row ``mapping``, per-token ``weights``) cannot
+    be folded into one row per token, or ``None``."""
+    if embeddings.ndim != 2:
+        return f"embeddings has shape {tuple(embeddings.shape)}, not (rows, dim)"
+    num_tokens = embeddings.shape[0]
+    if mapping is not None:
+        if mapping.ndim != 1 or mapping.dtype.is_floating_point or mapping.dtype == torch.bool:
+            return f"mapping is {mapping.dtype} of shape {tuple(mapping.shape)}, not a list of integer rows"
+        if mapping.numel() and (int(mapping.min()) < 0 or int(mapping.max()) >= embeddings.shape[0]):
+            return f"mapping points at rows outside the {embeddings.shape[0]} rows of embeddings"
+        num_tokens = mapping.shape[0]
+    if weights is not None:
+        if weights.shape != (num_tokens,):
+            return f"weights has shape {tuple(weights.shape)}, expected ({num_tokens},): one scale per token"
+        return table_problem(weights, "weights")
+    return None
