@@ -46,7 +46,7 @@ from st_static.files import content_digest, staged_folder
 from st_static.io import load_model, write_model
 from st_static.languages import has_spaceless_language
 from st_static.settings import BuildSettings
-from st_static.teachers import load_teacher_tokenizer
+from st_static.teachers import load_teacher_tokenizer, teacher_precision
 from st_static.training.records import HISTORY_FILE_NAME
 
 logger = logging.getLogger(__name__)
@@ -92,6 +92,9 @@ class _Stages:
             self.scores[name] = self.evaluate(load_model(model) if isinstance(model, Path) else model)
 
 
+COMPLETION_FIELDS = ("complete_words", "complete_spaceless")  # keyed by the completion stage, not the extraction
+
+
 def run_pipeline(
     settings: BuildSettings,
     work_dir: Path,
@@ -123,15 +126,16 @@ def run_pipeline(
     stages = _Stages(settings, work_dir, evaluate)
 
     started = time.perf_counter()
-    extraction_key = stage_key(
-        asdict(settings.extraction), settings.languages, [corpus_digest(source) for source in sources]
-    )
+    extraction_settings = asdict(settings.extraction)
+    completion_settings = {name: extraction_settings.pop(name) for name in COMPLETION_FIELDS}
+    extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
+    extraction_key = stage_key(extraction_settings, settings.languages, [corpus_digest(source) for source in sources])
     multilingual = _read_multilingual(settings, corpus) if settings.crosslingual else None
     extraction = _extract(settings, corpus, multilingual, work_dir / f"extraction-{extraction_key}")
     stages.finished("extraction", started, extraction.model_path)
 
     if _completes(settings):
-        extraction_key = stage_key(extraction_key, "completion")
+        extraction_key = stage_key(extraction_key, "completion", completion_settings)
         completion_path = work_dir / f"completion-{extraction_key}"
         started = time.perf_counter()
         if is_first_process():  # one process completes; the others wait and read its folder

@@ -164,22 +164,44 @@ def _unavailable(name: object, error: BaseException) -> str:
     return f"Cannot load the teacher {name}: {first_line}. It is not a local folder; {hint}."
 
 
+def teacher_precision(precision: str, device: str | None) -> str:
+    """The number format a teacher pass on ``device`` uses: ``auto`` becomes bfloat16 where it is native."""
+    import torch
+
+    if precision != "auto":
+        return precision
+    kind = torch.device(device).type if device else ("cuda" if torch.cuda.is_available() else "cpu")
+    if kind == "cuda":
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    if kind == "cpu":
+        native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        return "bfloat16" if native else "float32"
+    return "float32"
+
+
 def load_teacher(
-    name_or_path: str | os.PathLike[str], device: str | None = None, **model_arguments: Any
+    name_or_path: str | os.PathLike[str],
+    device: str | None = None,
+    precision: str = "float32",
+    **model_arguments: Any,
 ) -> SentenceTransformer:
     """Load a teacher and check that it can give token vectors (:func:`check_teacher`).
 
     Args:
         name_or_path: Folder, Hub id or registry name.
         device: Torch device; ``None`` lets sentence-transformers choose (CUDA when available).
+        precision: ``float32``, ``bfloat16`` or ``auto`` (:func:`teacher_precision`): the weights' number format.
         **model_arguments: Passed to ``SentenceTransformer`` (e.g. ``backend``, ``model_kwargs``).
 
     Raises:
         TeacherError: If it cannot be loaded or used.
     """
+    import torch
     from sentence_transformers import SentenceTransformer
 
     path = resolve_teacher(name_or_path)
+    if teacher_precision(precision, device) == "bfloat16":
+        model_arguments["model_kwargs"] = {"dtype": torch.bfloat16, **model_arguments.get("model_kwargs", {})}
     try:
         teacher = SentenceTransformer(path, device=device, **model_arguments)
     except (OSError, ValueError) as error:

@@ -96,6 +96,20 @@ def test_a_rerun_reuses_finished_stages(teacher, corpus, tmp_path, monkeypatch):
     assert changed.training["steps"] == 8
 
 
+def test_completion_and_precision_settings_key_the_stages_they_change(teacher, corpus, tmp_path, monkeypatch):
+    build(tiny_settings(teacher, corpus=str(corpus), complete_words=0), tmp_path / "model")
+    work = tmp_path / "model.work"
+    monkeypatch.setattr(stages_module, "extract_word_vectors", lambda *a, **k: pytest.fail("teacher pass ran again"))
+    completed = build(tiny_settings(teacher, corpus=str(corpus), complete_words=3), tmp_path / "model")
+    assert len(list(work.glob("extraction-*"))) == 1  # completion reuses the corpus pass
+    assert len(list(work.glob("completion-*"))) == 1
+    assert "completion" in completed.seconds
+    monkeypatch.undo()
+    build(tiny_settings(teacher, corpus=str(corpus), teacher_precision="float32"), tmp_path / "model")
+    build(tiny_settings(teacher, corpus=str(corpus), teacher_precision="bfloat16"), tmp_path / "model")
+    assert len(list(work.glob("extraction-*"))) == 2  # float32 and bfloat16 (auto shares the key of one of them)
+
+
 def test_crosslingual_build_shares_one_table(teacher, tmp_path):
     parallel = tmp_path / "en-de.tsv"
     rows = [f"{english}\t{german}" for english, german in zip(TINY_CORPUS, GERMAN, strict=True)]

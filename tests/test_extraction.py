@@ -33,6 +33,7 @@ from st_static.extraction import (
 from st_static.extraction.extract import plan_batches
 from st_static.extraction.stages import ExtractionStage
 from st_static.settings import ReductionSettings
+from st_static.teachers import load_teacher, teacher_precision
 from st_static.tokenization import build_word_tokenizer
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
@@ -109,6 +110,28 @@ def test_words_average_over_their_occurrences(tiny_teacher):
     second = extract_word_vectors(teacher, ["a red cat"], tokenizer)
     assert both.occurrences.tolist() == [2]
     np.testing.assert_allclose(both.word_vectors[0], (first.word_vectors[0] + second.word_vectors[0]) / 2, atol=1e-5)
+
+
+def test_a_bfloat16_teacher_gives_nearly_the_float32_vectors(tiny_teacher):
+    tokenizer = build_word_tokenizer(["cat", "dog", "mat", "log"])
+    exact = extract_word_vectors(load_teacher(str(tiny_teacher), "cpu", precision="float32"), TINY_CORPUS, tokenizer)
+    fast_teacher = load_teacher(str(tiny_teacher), "cpu", precision="bfloat16")
+    assert next(fast_teacher.parameters()).dtype == torch.bfloat16
+    fast = extract_word_vectors(fast_teacher, TINY_CORPUS, tokenizer)
+    assert fast.word_vectors.dtype == exact.word_vectors.dtype
+    cosines = (fast.word_vectors * exact.word_vectors).sum(1) / (
+        np.linalg.norm(fast.word_vectors, axis=1) * np.linalg.norm(exact.word_vectors, axis=1)
+    )
+    assert cosines.min() > 0.99
+    assert not np.array_equal(fast.word_vectors, exact.word_vectors)
+
+
+def test_auto_precision_is_bfloat16_only_where_the_device_computes_it():
+    assert teacher_precision("float32", "cpu") == "float32"
+    assert teacher_precision("bfloat16", "cpu") == "bfloat16"
+    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    assert teacher_precision("auto", "cpu") == ("bfloat16" if native else "float32")
+    assert teacher_precision("auto", "meta") == "float32"
 
 
 def test_prompt_is_respected(tiny_teacher):
@@ -239,7 +262,9 @@ def test_pca_checks_its_arguments():
 
 
 def test_reduced_table_gives_the_transformed_sentence_mean(tiny_teacher, corpus_file, tmp_path):
-    settings = ExtractionSettings(teacher=str(tiny_teacher), min_sentences=1, pca_sample_size=50)
+    settings = ExtractionSettings(
+        teacher=str(tiny_teacher), min_sentences=1, pca_sample_size=50, teacher_precision="float32"
+    )
     stage = run_extraction(corpus_file, settings, tmp_path / "extraction")
     reduction = ReductionSettings(dim=8, removed_components=1)
     reduced = run_reduction(stage, tmp_path / "reduced", reduction)
@@ -255,7 +280,9 @@ def test_reduced_table_gives_the_transformed_sentence_mean(tiny_teacher, corpus_
 
 
 def test_extraction_stage_writes_model_targets_and_stats(tiny_teacher, corpus_file, tmp_path):
-    settings = ExtractionSettings(teacher=str(tiny_teacher), min_sentences=3, pca_sample_size=50)
+    settings = ExtractionSettings(
+        teacher=str(tiny_teacher), min_sentences=3, pca_sample_size=50, teacher_precision="float32"
+    )
     stage = run_extraction(corpus_file, settings, tmp_path / "extraction")  # the corpus holds each line twice
     reopened = ExtractionStage.open(tmp_path / "extraction")
     sentences = reopened.sentences()

@@ -109,6 +109,7 @@ def complete_vocabulary(
     held_out: float = 0.1,
     seed: int = 0,
     min_known: int = 100,
+    skip_when_too_few: bool = False,
 ) -> tuple[StaticWordAverage, dict[str, Any]]:
     """Add the ``candidates`` missing from ``module``'s raw (teacher-dimension) table.
 
@@ -125,12 +126,14 @@ def complete_vocabulary(
             on all).
         seed: For the held-out split.
         min_known: Fewest known candidates to fit the map on.
+        skip_when_too_few: With fewer, return ``module`` unchanged with a warning (and ``skipped`` in the report)
+            instead of raising: for optional completion of small corpora.
 
     Returns:
         The completed module (``module`` itself when nothing is missing) and a report of what was done.
 
     Raises:
-        ValueError: If fewer than ``min_known`` candidates are in the table.
+        ValueError: If fewer than ``min_known`` candidates are in the table (unless ``skip_when_too_few``).
     """
     teacher_tokenizer: Tokenizer = teacher[0].tokenizer._tokenizer
     vocabulary = module.vocabulary
@@ -143,10 +146,14 @@ def complete_vocabulary(
     if not missing:
         return module, report
     if len(known) < min_known:
-        raise ValueError(
-            f"Only {len(known)} of {len(candidates)} candidate words have corpus vectors; at least {min_known} are "
-            "needed to map isolated vectors into the table. Use a larger corpus."
+        problem = (
+            f"only {len(known)} of {len(candidates)} candidate words have corpus vectors; at least {min_known} are "
+            "needed to map isolated vectors into the table"
         )
+        if skip_when_too_few:
+            logger.warning("Vocabulary completion skipped: %s (a larger corpus gives them).", problem)
+            return module, {**report, "skipped": problem}
+        raise ValueError(f"{problem[0].upper()}{problem[1:]}. Use a larger corpus.")
 
     vectors, encoded = isolated_token_vectors(teacher, known + missing, prompt=prompt)
     known_vectors, known_ok = vectors[: len(known)], encoded[: len(known)]

@@ -228,7 +228,7 @@ def _extract(
     timings["selection"] = time.perf_counter() - stage_started
 
     stage_started = time.perf_counter()
-    teacher = load_teacher(settings.teacher, device=process_device(device))
+    teacher = load_teacher(settings.teacher, device=process_device(device), precision=settings.teacher_precision)
     timings["load_teacher"] = time.perf_counter() - stage_started
 
     rank, world_size = process_rank()
@@ -365,12 +365,14 @@ def run_completion(
         return ExtractionStage.open(output)
     started = time.perf_counter()
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
-    teacher = load_teacher(settings.teacher, device=process_device(device))
+    teacher = load_teacher(settings.teacher, device=process_device(device), precision=settings.teacher_precision)
     if len(languages) > 1:
         completed, report = complete_spaceless_vocabulary(raw_module, teacher, list(languages), prompt=settings.prompt)
     else:
         candidates = frequent_words(languages[0], settings.complete_words)
-        completed, report = complete_vocabulary(raw_module, teacher, candidates, prompt=settings.prompt)
+        completed, report = complete_vocabulary(
+            raw_module, teacher, candidates, prompt=settings.prompt, skip_when_too_few=True
+        )
     report["seconds"] = time.perf_counter() - started
     stats = {**extraction.stats, "completion": report}
     with staged_folder(output, replaceable=holds_st_static_output) as staging:
