@@ -100,7 +100,7 @@ def publish(result: PipelineResult, output: Path, *, inputs: list[str] | None = 
         if final_scores is not None:
             write_json(evaluation_document(output.name, final_scores), staging / "evaluation.json")
             write_json(
-                {"stages": result.stage_scores, "seconds": result.seconds},
+                {"stages": result.stage_scores, "seconds": result.seconds, "vocabulary": result.vocabulary},
                 staging / f"{STAGE_SCORES_FILE_NAME}.json",
             )
             write_text_atomically(

@@ -25,3 +25,7 @@ class OutputWriteError(StStaticError, OSError):
 
     def __str__(self) -> str:
         return self.strerror or super().__str__()
+
+
+class MissingExtraError(StStaticError, ImportError):
+    """An optional dependency a requested feature needs is not installed (the message names the extra)."""

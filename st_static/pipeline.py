@@ -22,6 +22,7 @@ import numpy as np
 from sentence_transformers import SentenceTransformer
 
 from st_static.distributed import barrier, is_first_process
+from st_static.extraction.completion import frequent_words
 from st_static.extraction.corpus import (
     CorpusError,
     CorpusSource,
@@ -68,6 +69,8 @@ class PipelineResult:
     stage_scores: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
+    vocabulary: dict[str, Any] = field(default_factory=dict)
+    """Words of the table: ``corpus`` (kept from the corpus) and, when completion ran, ``completion`` (its report)."""
 
 
 def stage_key(*parts: object) -> str:
@@ -123,6 +126,8 @@ def run_pipeline(
     for source in sources:
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
     load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now, not after the corpus pass
+    if _completes(settings) and not settings.crosslingual:
+        frequent_words(settings.languages[0], 1)  # so does a missing wordfreq
     stages = _Stages(settings, work_dir, evaluate)
 
     started = time.perf_counter()
@@ -142,7 +147,8 @@ def run_pipeline(
             run_completion(extraction, completion_path, settings.extraction, settings.languages, settings.device)
         barrier()
         extraction = ExtractionStage.open(completion_path)
-        stages.finished("completion", started, extraction.model_path)
+        added = extraction.stats.get("completion", {}).get("added", 0)
+        stages.finished("completion", started, extraction.model_path if added else None)  # scored when it added words
 
     reduction_key = stage_key(extraction_key, asdict(settings.reduction))
     reduction_path = work_dir / f"pca-{reduction_key}"
@@ -174,6 +180,10 @@ def run_pipeline(
         stage_scores=stages.scores,
         seconds=stages.seconds,
         training=training,
+        vocabulary={
+            "corpus": extraction.stats.get("words_kept"),
+            **({"completion": extraction.stats["completion"]} if "completion" in extraction.stats else {}),
+        },
     )
 
 

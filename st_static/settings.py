@@ -56,7 +56,11 @@ class ExtractionSettings:
         30_000, "Largest vocabulary per language written without spaces (Chinese, Japanese: teacher tokens)."
     )
     min_sentences: int = setting(2, "Words in fewer corpus sentences are left out (and reported).")
-    sentences_per_word: int = setting(100, "Shortest corpus sentences the teacher reads per word (N).")
+    sentences_per_word: int = setting(
+        5,
+        "Shortest corpus sentences the teacher reads per word (N; the paper's 100 reads 2x the text for no gain on "
+        "dev sets: benchmarks/results/2026-11-23-teacher-tokens-curve.md).",
+    )
     max_words: int = setting(64, "Sentences with more words are never read (long inputs blur the vectors).")
     lowercase: bool = setting(True, "Lowercase the vocabulary of a one-language table (as the paper does).")
     wordfreq_weight: float = setting(
@@ -72,9 +76,9 @@ class ExtractionSettings:
     pca_sample_size: int = setting(100_000, "Corpus sentences sampled (per language) to fit the PCA.")
     pca_sample_seed: int = setting(0, "Seed of the PCA sample.")
     complete_words: int = setting(
-        0,
-        "One-language tables: add up to this many of the language's most frequent words (wordfreq) that the corpus "
-        "lacks, encoded alone by the teacher and mapped into the table (0: none).",
+        50_000,
+        "One-language tables: of the language's this-many most frequent words (wordfreq), add those the corpus lacks, "
+        "encoded alone by the teacher and mapped into the table (0: none).",
     )
     complete_spaceless: bool = setting(
         True,
@@ -128,9 +132,9 @@ class RefinementSettings:
         "Refinement loss, by registered name (st_static.losses.LOSSES): auto = distillation for one language, "
         "contrastive across languages.",
     )
-    steps: int = setting(30_000, "Most refinement steps (early stopping may end sooner).")
-    batch_size: int = setting(128, "Sentences (or translation pairs) per batch: K of the losses.")
-    learning_rate: float = setting(1e-3, "Adam's learning rate.")
+    steps: int = setting(5_000, "Most refinement steps (early stopping may end sooner).")
+    batch_size: int = setting(512, "Sentences (or translation pairs) per batch: K of the losses.")
+    learning_rate: float = setting(3e-3, "Adam's learning rate.")
     temperature: float = setting(0.05, "Softmax temperature of the losses.")
     eval_steps: int = setting(500, "Steps between validation-loss evaluations.")
     patience: int | None = setting(5, "Evaluations without a lower validation loss before stopping (none: never).")
@@ -151,7 +155,7 @@ class RefinementSettings:
         "language, in turn with the contrastive loss.",
     )
     propagate_to_untrained: bool = setting(
-        False,
+        True,
         "Give rows no training batch reached (e.g. completed words) the refinement's linear map, fitted on the rows it "
         "moved.",
     )

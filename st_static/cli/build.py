@@ -74,11 +74,27 @@ def build(
     )
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))
+    typer.echo(vocabulary_line(result.vocabulary))
     if result.stage_scores:
         typer.echo(stage_scores_markdown(result.stage_scores))
         typer.echo(f"Stage scores: {result.output / 'stage_scores.md'}")
     if result.training_curve is not None:
         typer.echo(f"Training curve: {result.training_curve}")
+
+
+def vocabulary_line(vocabulary: dict) -> str:
+    """``Vocabulary: N corpus words + M completed ...`` from a build's vocabulary record."""
+    corpus = vocabulary.get("corpus")
+    parts = [f"{corpus:,} corpus words"] if corpus is not None else []
+    completion = vocabulary.get("completion")
+    if completion is None:
+        parts.append("no completion")
+    elif "skipped" in completion:
+        parts.append(f"completion skipped ({completion['skipped']})")
+    else:
+        candidates = completion.get("candidates", completion.get("teacher_tokens", 0))
+        parts.append(f"{completion['added']:,} completed (of {candidates:,} candidates the corpus lacked or had)")
+    return "Vocabulary: " + ", ".join(parts) + "."
 
 
 command()(with_parameters(build, settings_parameters()))

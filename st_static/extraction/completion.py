@@ -21,6 +21,7 @@ import numpy as np
 from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
+from st_static.errors import MissingExtraError
 from st_static.extraction.extract import extract_word_vectors
 from st_static.languages import (
     CHINESE_LANGUAGES,
@@ -217,10 +218,13 @@ def frequent_words(language: str, count: int) -> list[str]:
     """The ``count`` most frequent words of ``language`` (``wordfreq``), most frequent first.
 
     Raises:
-        ImportError: If wordfreq is missing (``pip install "st-static[extract]"``).
+        MissingExtraError: If wordfreq is missing (``pip install "st-static[extract]"``).
     """
     try:
         from wordfreq import top_n_list
     except ImportError as error:
-        raise ImportError('Vocabulary completion needs wordfreq: pip install "st-static[extract]"') from error
+        raise MissingExtraError(
+            'Vocabulary completion (--complete-words, on by default) needs wordfreq: pip install "st-static[extract]" '
+            "(or build with --complete-words 0)."
+        ) from error
     return [word for word in top_n_list(language, count) if split_words(word) == [word]]

@@ -3,8 +3,10 @@
 Monolingual models are refined by similarity distillation against precomputed teacher sentence embeddings
 (:func:`refine_by_distillation`); cross-lingual ones by a contrastive loss on translation pairs
 (:func:`refine_by_translation`; several language pairs take turns, one pair per batch, so the objective is the sum
-of the pairs' losses). Both follow the paper: Adam at a learning rate of 1e-3, batches of 128, up to 30k steps,
-early stopping on a held-out validation loss, and the table of the best validation step restored. The validation
+of the pairs' losses). Both follow the paper (Adam, early stopping on a held-out validation loss, the table of the
+best validation step restored) with the defaults of ``RefinementSettings``, chosen by a sweep on dev sets
+(``benchmarks/results/2026-11-23-distillation-sweep.md``): larger batches at a higher learning rate converge in a
+sixth of the paper's 30k steps of 128. The validation
 loss is evaluated before training and every ``eval_steps`` steps; ``output_dir`` receives its history
 (``training_history.json``) and a plot (``training_curve.png``).
 
