@@ -347,6 +347,17 @@ def test_small_data_trains_without_a_validation_split(tmp_path, caplog):
     assert not (tmp_path / CURVE_FILE_NAME).exists()
 
 
+def test_small_data_without_validation_stops_after_a_hundred_passes(caplog):
+    from st_static.training.refinement import EPOCHS_WITHOUT_VALIDATION
+
+    model = make_model(WORDS)
+    sentences = make_sentences(WORDS, 100, seed=10)
+    teacher = bag_of_words_teacher(sentences, WORDS, dim=8)
+    result = refine_by_distillation(model, sentences, teacher, steps=5000, batch_size=64, validation_size=64)
+    assert result.steps == EPOCHS_WITHOUT_VALIDATION * 2  # 100 items in batches of 64: two steps per pass
+    assert "instead of 5000" in caplog.text
+
+
 def test_the_validation_split_scales_down_to_a_tenth_when_it_would_outweigh_training():
     from st_static.training.datasets import plan_split
 

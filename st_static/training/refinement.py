@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+import math
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,8 @@ from st_static.training.records import TrainingResult
 
 if TYPE_CHECKING:
     from torch import nn
+
+logger = logging.getLogger(__name__)
 
 TranslationPairs = dict[tuple[str, str], Sequence[tuple[str, str]]]
 """``{(language1, language2): [(sentence1, sentence2), ...]}``."""
@@ -155,6 +159,8 @@ def refine(
         "train_size": {name: len(split.train) for name, split in splits.items()} if several else len(train),
         **record,
     }
+    train_sizes = {name: len(split.train) for name, split in splits.items()}
+    record["steps"] = _step_budget(settings, train_sizes, batch_size, validate)
     stage = (
         "contrastive" if any(registered_loss(name).data == "translation_pairs" for name in names) else "distillation"
     )
@@ -206,6 +212,27 @@ def _train(
         num_threads=settings.num_threads,
         device=device,
     )
+
+
+EPOCHS_WITHOUT_VALIDATION = 100
+"""Most passes over the training data when it is too small for a validation split (no early stopping can act)."""
+
+
+def _step_budget(settings: RefinementSettings, train_sizes: dict[str, int], batch_size: int, validate: bool) -> int:
+    """``settings.steps``; without a validation split, at most :data:`EPOCHS_WITHOUT_VALIDATION` passes."""
+    batches_per_epoch = sum(math.ceil(size / batch_size) for size in train_sizes.values())
+    budget = max(1, EPOCHS_WITHOUT_VALIDATION * batches_per_epoch)
+    if validate or budget >= settings.steps:
+        return settings.steps
+    logger.warning(
+        "Training for %d steps (%d passes over %s items) instead of %d: with no validation split to stop early, "
+        "more passes over so little data only overfit it.",
+        budget,
+        EPOCHS_WITHOUT_VALIDATION,
+        f"{sum(train_sizes.values()):,}",
+        settings.steps,
+    )
+    return budget
 
 
 def _only(items: dict[str, Any]) -> Any:
