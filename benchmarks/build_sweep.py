@@ -104,19 +104,30 @@ def write_report(rows: list[dict], arguments: argparse.Namespace) -> None:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Validation loss against step, one line per variant."""
+    """Left: validation loss against step, one line per variant. Right: the final scores of each variant."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7, 4), layout="constrained")
-    axes = figure.subplots()
+    figure = Figure(figsize=(12, 4.5), layout="constrained")
+    curves, bars = figure.subplots(1, 2, width_ratios=(1, 1.2))
     for row in rows:
-        if row["history"]:
-            steps, losses = zip(*row["history"][1:], strict=True) if len(row["history"]) > 1 else ((), ())
-            axes.plot(steps, losses, marker=".", label=row["variant"])
-    axes.set_xlabel("step")
-    axes.set_ylabel("validation loss")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=7)
+        if len(row["history"]) > 1:
+            steps, losses = zip(*row["history"][1:], strict=True)
+            curves.plot(steps, losses, marker=".", label=row["variant"])
+    curves.set_xlabel("step")
+    curves.set_ylabel("validation loss (comparable only at equal batch size and temperature)")
+    curves.grid(alpha=0.3)
+    curves.legend(fontsize=6)
+    tasks = [*DEV_TASKS, *TEST_TASKS]
+    width = 0.8 / len(rows)
+    for index, row in enumerate(rows):
+        positions = [task_index + index * width for task_index in range(len(tasks))]
+        bars.bar(positions, [row["final"].get(task, 0.0) for task in tasks], width, label=row["variant"])
+    bars.set_xticks([task_index + 0.4 - width / 2 for task_index in range(len(tasks))], tasks)
+    low = min(row["final"].get(task, 100.0) for row in rows for task in tasks)
+    bars.set_ylim(low - 2, None)
+    bars.set_ylabel("score x100 (choose on dev; stsb-en-test reported only)")
+    bars.grid(alpha=0.3, axis="y")
+    bars.legend(fontsize=6)
     figure.savefig(path, dpi=120)
 
 
