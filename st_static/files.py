@@ -332,9 +332,12 @@ def staged_folder(
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def file_sha256(path: PathLike) -> str:
+    """The sha256 of a file's bytes, as hex."""
+    with Path(path).open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def content_digest(path: PathLike) -> str:
     """``size:sha256`` of a file's bytes: a cache key that changes when the content does, wherever the file is."""
-    source = Path(path)
-    with source.open("rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    return f"{source.stat().st_size}:{digest}"
+    return f"{Path(path).stat().st_size}:{file_sha256(path)}"

@@ -20,7 +20,6 @@ the folder. What is refused, and why:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -29,6 +28,7 @@ from typing import Any
 
 import torch
 
+from st_static.files import file_sha256
 from st_static.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
 
 # No real table comes near this: teacher embeddings, PCA outputs and trained rows are O(1) to O(100), and int8
@@ -127,15 +127,6 @@ def _json_type(value: object) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ file hashes
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def file_hashes(folder: str | os.PathLike[str], names: Iterable[str]) -> dict[str, str]:
     """``{name: sha256}`` of the files ``names`` in ``folder``: the ``files`` entry a save records."""
     return {name: file_sha256(Path(folder) / name) for name in sorted(names)}

@@ -14,6 +14,7 @@ Modules: ``card_data`` (the card data class and the hooks), ``facts`` (what the 
 
 from __future__ import annotations
 
+from st_static.files import file_sha256
 from st_static.model_card.card_data import (
     StaticModelCardData,
     attach_card_data,
@@ -37,7 +38,6 @@ from st_static.model_card.template import (
     card_model_ids,
     card_weights_sha256,
     compose_template,
-    file_sha256,
     read_sections,
 )
 

@@ -15,7 +15,7 @@ from sentence_transformers.base.model_card import generate_model_card
 from sentence_transformers.sentence_transformer.model_card import SentenceTransformerModelCardData
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-from st_static.files import write_text_atomically
+from st_static.files import file_sha256, write_text_atomically
 from st_static.inference import static_module
 from st_static.languages import has_spaceless_language, language_name
 from st_static.model2vec_config import model2vec_incompatibility
@@ -42,7 +42,7 @@ from st_static.model_card.facts import (
     stage_descriptions,
     training_rows,
 )
-from st_static.model_card.template import MODEL_ID_PLACEHOLDER, card_model_ids, composed_template_path, file_sha256
+from st_static.model_card.template import MODEL_ID_PLACEHOLDER, card_model_ids, composed_template_path
 from st_static.static_word_average import WEIGHTS_FILE_NAME
 
 if TYPE_CHECKING:

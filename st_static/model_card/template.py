@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -20,15 +19,6 @@ MODEL_ID_PLACEHOLDER = "sentence_transformers_model_id"
 
 _FINGERPRINT = re.compile(r"<!-- st-static card for model\.safetensors sha256=([0-9a-f]{64}) -->")
 _MODEL_ID_IN_SNIPPET = re.compile(r'SentenceTransformer\("([^"]+)"\)')
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def card_weights_sha256(card_text: str) -> str | None:
