@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import subprocess
 import sys
 import time
@@ -40,19 +40,22 @@ def run_point(fraction: int, arguments: argparse.Namespace) -> dict:
         str(arguments.data),
         *arguments.option,
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=(folder / "log").open("w"))
+    with (folder / "log").open("w") as log:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
+        # wait4 gives this child's own resource usage (its peak RSS), not the largest child's so far.
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if process.returncode:
+        raise SystemExit(f"The build on {fraction}% failed (exit {process.returncode}); see {folder / 'log'}.")
     evaluation = json.loads((folder / "model" / "evaluation.json").read_text(encoding="utf-8"))["results"]
     stages = json.loads((folder / "model" / "stage_scores.json").read_text(encoding="utf-8"))
     return {
         "fraction": fraction,
         "lines": len(lines) * fraction // 100,
         "seconds": seconds,
-        # ru_maxrss of children is the largest child so far: exact for the first point, a lower bound after.
-        "peak_rss_mib": peak / 1024 if peak > before or fraction == arguments.fractions[0] else None,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
         "stage_seconds": stages.get("seconds", {}),
         "scores": {task: evaluation[task]["score"] for task in ("stsb-en-test", "sick-dev") if task in evaluation},
     }
@@ -85,7 +88,7 @@ def main() -> None:
         "| ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for row in rows:
-        peak = f"{row['peak_rss_mib']:,.0f} MiB" if row["peak_rss_mib"] else "(not above an earlier point)"
+        peak = f"{row['peak_rss_mib']:,.0f} MiB"
         stages = ", ".join(f"{name} {value:.0f}" for name, value in row["stage_seconds"].items())
         lines.append(
             f"| {row['fraction']}% | {row['lines']:,} | {row['seconds'] / 60:.1f} min | {peak} | "

@@ -17,7 +17,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors
-from st_static.extraction.extract import plan_batches
+from st_static.extraction.extract import plan_batches, teacher_token_counts
 from st_static.teachers import resolve_teacher
 from st_static.tokenization import build_word_tokenizer
 
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def bare_pass(teacher: SentenceTransformer, sentences: list[str], prompt: str) -> tuple[int, float]:
-    batches = plan_batches(sentences, batch_tokens=1024, max_batch_size=128)
+    batches = plan_batches(sentences, 1024, 128, teacher_token_counts(teacher, sentences, prompt))
     tokens = 0
     started = time.perf_counter()
     with torch.inference_mode():

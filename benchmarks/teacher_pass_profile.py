@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors  # noqa: E402
 from st_static.extraction.corpus import iter_sentences  # noqa: E402
-from st_static.extraction.extract import TokenAligner, plan_batches  # noqa: E402
+from st_static.extraction.extract import TokenAligner, plan_batches, teacher_token_counts  # noqa: E402
 from st_static.extraction.selection import select_sentences  # noqa: E402
 from st_static.settings import ExtractionSettings  # noqa: E402
 from st_static.teachers import load_teacher, load_teacher_tokenizer  # noqa: E402
@@ -56,8 +56,12 @@ def profile_phases(teacher, sentences: list[str], word_tokenizer, batch_tokens: 
     seconds = dict.fromkeys(("plan", "tokenise + pad", "forward", "align", "accumulate"), 0.0)
     padded = real = 0
     started = time.perf_counter()
-    batches = plan_batches(sentences, batch_tokens, 128)
+    token_counts = teacher_token_counts(teacher, sentences)
+    batches = plan_batches(sentences, batch_tokens, 128, token_counts)
     seconds["plan"] = time.perf_counter() - started
+    # The same sentences planned by characters (the build's plan before 2026-11-23), for the padding it cost.
+    by_characters = plan_batches(sentences, batch_tokens, 128)
+    character_slots = sum(len(batch.indices) * int(token_counts[batch.indices].max()) for batch in by_characters)
     sums = torch.zeros(word_tokenizer.get_vocab_size(), teacher.get_embedding_dimension(), dtype=torch.float64)
     with torch.inference_mode():
         for batch in batches:
@@ -80,6 +84,7 @@ def profile_phases(teacher, sentences: list[str], word_tokenizer, batch_tokens: 
                 sums.index_add_(0, torch.from_numpy(rows).clamp(max=sums.shape[0] - 1), occurrence_sums.double())
             seconds["accumulate"] += time.perf_counter() - started
     seconds["padding share"] = 1 - real / padded
+    seconds["padding share by characters"] = 1 - int(token_counts.sum()) / character_slots
     seconds["tokens"] = real
     return seconds
 
@@ -144,7 +149,11 @@ def main() -> None:
     phases = profile_phases(teacher, sentences, word_tokenizer, arguments.batch_tokens)
     runtimes = runtime_rows(arguments.teacher, sentences, word_tokenizer, arguments.batch_tokens)
 
-    timed = {key: value for key, value in phases.items() if key not in ("padding share", "tokens")}
+    timed = {
+        key: value
+        for key, value in phases.items()
+        if key not in ("padding share", "padding share by characters", "tokens")
+    }
     total = sum(timed.values())
     lines = [
         f"# Teacher pass profile ({arguments.teacher}, {arguments.corpus.name})",
@@ -162,7 +171,9 @@ def main() -> None:
         *(f"| {key} | {value:.2f} | {100 * value / total:.1f}% |" for key, value in timed.items()),
         f"| total | {total:.2f} | 100% |",
         "",
-        f"Padding: {100 * phases['padding share']:.1f}% of the token slots of the length-sorted batches are padding.",
+        f"Padding: {100 * phases['padding share']:.1f}% of the token slots of the batches (sorted by teacher token "
+        "count) are padding; planned by characters, as builds did before, "
+        f"{100 * phases['padding share by characters']:.1f}%.",
         "I/O (checkpoints of the sums every 120 s, the memory-mapped targets) is not in the loop's measured phases; "
         "a build's `stats.json` gives `encode_seconds` (the whole loop) next to `forward_seconds`.",
         "",

@@ -30,7 +30,7 @@ from st_static.extraction import (
     run_reduction,
     select_sentences,
 )
-from st_static.extraction.extract import plan_batches
+from st_static.extraction.extract import plan_batches, teacher_token_counts
 from st_static.extraction.stages import ExtractionStage
 from st_static.settings import ReductionSettings
 from st_static.teachers import load_teacher, teacher_precision
@@ -146,6 +146,30 @@ def test_prompt_is_respected(tiny_teacher):
     assert np.abs(prompted.word_vectors).sum() > 0
 
 
+def test_batches_planned_by_teacher_tokens_cover_every_sentence_within_the_budget():
+    token_counts = np.random.default_rng(0).integers(3, 60, size=2000)
+    sentences = [f"sentence {index}" for index in range(2000)]
+    batches = plan_batches(sentences, 1024, 128, token_counts)
+    covered = np.concatenate([batch.indices for batch in batches])
+    assert sorted(covered.tolist()) == list(range(2000))
+    assert all(batch.texts == [sentences[index] for index in batch.indices] for batch in batches)
+    slots = [len(batch.indices) * int(token_counts[batch.indices].max()) for batch in batches]
+    assert max(slots) <= 1024
+    assert max(len(batch.indices) for batch in batches) <= 128
+    assert sum(slots) / token_counts.sum() < 1.05  # sorted by token count: little padding
+    with pytest.raises(ValueError, match="one count per sentence"):
+        plan_batches(sentences, 1024, 128, token_counts[:10])
+
+
+def test_token_counts_are_the_teachers_with_prompt_and_special_tokens(tiny_teacher):
+    teacher = SentenceTransformer(str(tiny_teacher), device="cpu")
+    sentences = ["the cat sat", "a dog"]
+    counts = teacher_token_counts(teacher, sentences)
+    features = teacher.preprocess(sentences)
+    assert counts.tolist() == features["attention_mask"].sum(dim=1).tolist()
+    assert (teacher_token_counts(teacher, sentences, prompt="query: ") > counts).all()
+
+
 def test_interrupted_extraction_resumes_to_the_same_result(tiny_teacher, tmp_path, monkeypatch):
     teacher = SentenceTransformer(str(tiny_teacher), device="cpu")
     vocabulary = tiny_vocabulary()
@@ -174,7 +198,8 @@ def test_interrupted_extraction_resumes_to_the_same_result(tiny_teacher, tmp_pat
 
     monkeypatch.setattr(teacher, "forward", counting_forward)
     resumed = extract_word_vectors(teacher, TINY_CORPUS, tokenizer, checkpoint_dir=tmp_path, resume=True, **kwargs)
-    batches = len(plan_batches(TINY_CORPUS, kwargs["batch_tokens"], kwargs["max_batch_size"]))
+    token_counts = teacher_token_counts(teacher, TINY_CORPUS)
+    batches = len(plan_batches(TINY_CORPUS, kwargs["batch_tokens"], kwargs["max_batch_size"], token_counts))
     # One probe forward (the teacher check) plus the batches not finished before the interruption:
     # the interrupted run made the probe and two batches, so two batches are not run again.
     assert counted["count"] == 1 + batches - 2
