@@ -159,11 +159,6 @@ class RefinementSettings:
         "Give rows no training batch reached (e.g. completed words) the refinement's linear map, fitted on the rows it "
         "moved.",
     )
-    neighbour_batches: float = setting(
-        0.0,
-        "Share of the distillation batches drawn from one neighbourhood of the teacher's embeddings (the rest at "
-        "random).",
-    )
     seed: int = setting(0, "Seed of the validation split, the batch order and the trainer.")
     num_threads: int | None = setting(
         1, "Torch threads while training (small sparse steps run fastest on one); none keeps torch's setting."
@@ -172,8 +167,6 @@ class RefinementSettings:
     def __post_init__(self) -> None:
         _positive_int(self, "steps", "batch_size", "eval_steps", "validation_size")
         _positive_number(self, "learning_rate", "temperature")
-        if isinstance(self.neighbour_batches, bool) or not 0.0 <= self.neighbour_batches <= 1.0:
-            raise SettingsError(f"neighbour_batches must lie in [0, 1], got {self.neighbour_batches!r}.")
         if self.batch_size < 2:
             raise SettingsError("batch_size must be at least 2 (the losses compare texts in a batch), got 1.")
         if self.patience is not None:

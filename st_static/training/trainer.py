@@ -25,7 +25,6 @@ from torch import nn
 
 from st_static.training.callbacks import BestTableCallback
 from st_static.training.records import TrainingResult, record_in_metadata, write_training_record
-from st_static.training.sampling import TeacherNeighbourBatchSampler
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -36,30 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 class SparseTableTrainer(SentenceTransformerTrainer):
-    """The sentence-transformers trainer, computing the gradient norm it logs from sparse gradients too.
-
-    With ``neighbour_share > 0`` the training batches (not the validation batches) come from
-    :class:`~st_static.training.sampling.TeacherNeighbourBatchSampler`.
-    """
-
-    def __init__(self, *args: Any, neighbour_share: float = 0.0, **kwargs: Any) -> None:
-        self.neighbour_share = neighbour_share
-        self._sampling_training_batches = False
-        super().__init__(*args, **kwargs)
-
-    def get_train_dataloader(self) -> Any:
-        self._sampling_training_batches = True
-        try:
-            return super().get_train_dataloader()
-        finally:
-            self._sampling_training_batches = False
-
-    def get_batch_sampler(self, dataset: Any, batch_size: int, drop_last: bool, **kwargs: Any) -> Any:
-        if self._sampling_training_batches and self.neighbour_share > 0 and "label" in dataset.column_names:
-            return TeacherNeighbourBatchSampler(
-                dataset, batch_size, drop_last, neighbour_share=self.neighbour_share, seed=kwargs.get("seed", 0)
-            )
-        return super().get_batch_sampler(dataset, batch_size, drop_last, **kwargs)
+    """The sentence-transformers trainer, computing the gradient norm it logs from sparse gradients too."""
 
     # transformers logs the gradient norm every step through ``clip_grad_norm_``, which has no sparse kernel.
     def _get_grad_norm(self, model: nn.Module, grad_norm: Any = None) -> float | None:
@@ -157,7 +133,6 @@ def train_table(
                 loss=loss,
                 callbacks=[callback],
                 optimizers=(optimizer, None),
-                neighbour_share=record.get("neighbour_batches", 0.0),
             )
             started = time.perf_counter()
             output = trainer.train()
