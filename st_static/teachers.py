@@ -146,6 +146,8 @@ def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
     path = resolve_teacher(name_or_path)
     if not os.path.exists(path) and not is_repo_id(path):
         raise TeacherError(f"Teacher {name_or_path}: no such folder, and not a Hub repo id (org/name).")
+    if not os.path.exists(path):
+        check_hub_teacher(name_or_path, path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as error:
@@ -155,7 +157,33 @@ def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
     return tokenizer._tokenizer
 
 
-def _unavailable(name: object, error: BaseException) -> str:
+def check_hub_teacher(name: object, repo_id: str) -> None:
+    """Fail fast for a Hub id that is neither in the Hugging Face cache nor on a reachable Hub.
+
+    Without this, a missing model costs huggingface_hub's connection retries (about 50 s offline) before the
+    error. One request without retries (the model's info) tells a missing model and an unreachable Hub apart.
+
+    Raises:
+        TeacherError: If the model is not cached and the Hub cannot be reached or does not have it.
+    """
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+    cached = any(isinstance(try_to_load_from_cache(repo_id, file), str) for file in ("modules.json", "config.json"))
+    if cached or constants.HF_HUB_OFFLINE:
+        return  # cached (or offline mode, where loading fails at once anyway)
+    try:
+        HfApi().model_info(repo_id, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    except GatedRepoError:
+        return  # exists; loading says what access it needs
+    except RepositoryNotFoundError as error:
+        raise TeacherError(_unavailable(name, f"there is no model {repo_id} on the Hugging Face Hub")) from error
+    except Exception as error:  # any failure to reach the Hub (DNS, proxy, TLS, timeout) means the same here
+        reason = f"it is not in the Hugging Face cache and the Hub cannot be reached ({type(error).__name__}: {error})"
+        raise TeacherError(_unavailable(name, reason)) from error
+
+
+def _unavailable(name: object, error: BaseException | str) -> str:
     first_line = (str(error).strip().splitlines() or [type(error).__name__])[0].rstrip(".")
     hint = "give a local Sentence Transformer folder, or a Hub id that is in the Hugging Face cache"
     known = find_teacher(str(name))
@@ -202,6 +230,8 @@ def load_teacher(
     path = resolve_teacher(name_or_path)
     if teacher_precision(precision, device) == "bfloat16":
         model_arguments["model_kwargs"] = {"dtype": torch.bfloat16, **model_arguments.get("model_kwargs", {})}
+    if not os.path.exists(path) and is_repo_id(path):
+        check_hub_teacher(name_or_path, path)
     try:
         teacher = SentenceTransformer(path, device=device, **model_arguments)
     except (OSError, ValueError) as error:

@@ -7,6 +7,7 @@ import codecs
 import logging
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -105,3 +106,31 @@ def test_an_unknown_teacher_fails_before_the_corpus_is_read(tmp_path):
 def test_a_generator_corpus_is_refused(teacher):
     with pytest.raises(CorpusError, match="generator"):
         st_static.distill(str(teacher), (line for line in TINY_CORPUS))
+
+
+def test_an_uncached_hub_teacher_fails_at_once_without_the_hubs_retries(monkeypatch):
+    from huggingface_hub import constants
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    from st_static.teachers import load_teacher_tokenizer
+
+    def never(*args, **kwargs):
+        pytest.fail("the model was loaded from the Hub after the Hub was found unreachable or without it")
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", never)
+
+    def unreachable(*args, **kwargs):
+        raise OSError("[Errno -2] Name or service not known")
+
+    monkeypatch.setattr("huggingface_hub.HfApi.model_info", unreachable)
+    with pytest.raises(TeacherError, match="not in the Hugging Face cache and the Hub cannot be reached"):
+        load_teacher_tokenizer("org/not-cached")
+
+    def missing(*args, **kwargs):
+        response = SimpleNamespace(headers={}, request=None, status_code=404)
+        raise RepositoryNotFoundError("404 Client Error: Repository Not Found", response=response)
+
+    monkeypatch.setattr("huggingface_hub.HfApi.model_info", missing)
+    with pytest.raises(TeacherError, match="there is no model org/not-cached on the Hugging Face Hub"):
+        load_teacher_tokenizer("org/not-cached")
