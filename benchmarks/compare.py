@@ -311,7 +311,7 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
         "",
         f"Machine: {machine_text}. Shared with other jobs while measured (load average {args.load_before} before,",
         f"{load_average()} after): speed numbers are noisy, compare rows of one run.",
-        f"Command: `python benchmarks/compare.py {shlex.join(sys.argv[1:])}`",
+        f"Command: `python benchmarks/compare.py {shlex.join(portable_argument(part) for part in sys.argv[1:])}`",
         "",
         "| " + " | ".join(header) + " |",
         "| --- |" + " ---: |" * (len(header) - 1),
@@ -407,6 +407,23 @@ def plot(rows: list[Row], path: Path) -> None:
     if fast_label is None:
         axes.legend(loc="lower left", fontsize=8)
     figure.savefig(path, dpi=120)
+
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[^\s=,]+")
+
+
+def portable_argument(argument: str) -> str:
+    """``argument`` with absolute paths as the repository-relative path or ``MODELS/<name>`` (no machine paths)."""
+
+    def replace(match: re.Match[str]) -> str:
+        path = Path(match.group(0))
+        if path.is_relative_to(REPO):
+            return str(path.relative_to(REPO))
+        if path.is_relative_to(Path.home()):
+            return "~/" + str(path.relative_to(Path.home()))
+        return f"MODELS/{path.name}"
+
+    return ABSOLUTE_PATH.sub(replace, argument)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,35 @@ def test_worker_on_a_tiny_static_model(word_model, tmp_path):
     assert metrics["fast_speed"]["sentences_per_second"] > 0  # st-static pipeline: the fast path is measured too
     assert 0 < metrics["latency"]["p50_ms"] <= metrics["latency"]["p99_ms"]
     assert metrics["memory"]["peak_rss_mib"] > 0
+
+
+MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:work|root|home|tmp|mnt|Users)/")
+
+
+def test_committed_results_and_docs_name_no_paths_of_a_machine():
+    repo = Path(__file__).resolve().parents[1]
+    documents = [
+        path
+        for folder in ("benchmarks/results", "hub_cards")
+        for path in (repo / folder).rglob("*")
+        if path.suffix in {".md", ".json", ".txt"}
+    ]
+    documents += [repo / "README.md", repo / "DEVELOPING.md"]
+    offenders = [
+        f"{path.relative_to(repo)}: {match.group(0)}"
+        for path in documents
+        for match in [MACHINE_PATH.search(path.read_text(encoding="utf-8"))]
+        if match
+    ]
+    assert not offenders, offenders
+
+
+def test_compare_commands_name_models_without_machine_paths():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import compare
+
+    assert compare.portable_argument("ours=/srv/models/swe-minilm-256") == "ours=MODELS/swe-minilm-256"
+    assert compare.portable_argument(str(compare.REPO / "models" / "m")) == "models/m"
+    assert (
+        compare.portable_argument("sentence-transformers/all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
+    )
