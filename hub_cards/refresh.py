@@ -114,9 +114,11 @@ class CardSpec:
         return metadata
 
 
-def english(teacher: str, teacher_dim: int, dim: int) -> CardSpec:
+def english(
+    teacher: str, teacher_dim: int, dim: int, removed: int | None = None, options: tuple[str, ...] = ()
+) -> CardSpec:
     short = teacher.split("/")[-1]
-    options = ("--dim", str(dim), "--eval-data", DATA)
+    options = ("--dim", str(dim), *options, "--eval-data", DATA)
     return CardSpec(
         name=f"swe-{short}-{dim}d",
         teacher=teacher,
@@ -126,6 +128,7 @@ def english(teacher: str, teacher_dim: int, dim: int) -> CardSpec:
         tasks=STS_EN,
         corpus=f"{DATA}/corpus/en.txt",
         build_options=options,
+        removed=removed,
     )
 
 
@@ -157,7 +160,14 @@ def multilingual(pairs: tuple[tuple[str, str], ...]) -> CardSpec:
 
 SPECS = [
     english("sentence-transformers/all-MiniLM-L6-v2", 384, 256),
-    english("sentence-transformers/all-mpnet-base-v2", 768, 256),
+    # Chosen on the dev sets (benchmarks/results/2026-11-23-mpnet-distillation-sweep.md).
+    english(
+        "sentence-transformers/all-mpnet-base-v2",
+        768,
+        256,
+        removed=3,
+        options=("--temperature", "0.1", "--learning-rate", "0.0003"),
+    ),
     multilingual((("de", "deu"),)),
     multilingual((("ja", "jpn"),)),
     multilingual((("zh", "cmn"),)),
