@@ -1,0 +1,348 @@
+"""Levers on the distillation that the build's settings cannot express, tried on one cached build.
+
+    python benchmarks/distillation_levers.py --work models/swe-minilm-256.work --data ../shared/data \
+        --second-teacher-work models/swe-all-mpnet-base-v2-256d.work \
+        --output benchmarks/results/2026-11-23-distillation-levers.md
+
+Every variant starts from the build's PCA-stage table (sentence PCA with ABTT, ``--pca-dim``) and trains it on the
+build's cached teacher targets with the build's distillation: ``similarity_distillation_loss`` (temperature 0.05)
+on centred teacher embeddings, batches of 512, sparse Adam at lr 3e-3, 5,000 steps, validation loss on 4,096
+held-out sentences every 500 steps (the table with the lowest one is kept), then the refinement's ridge map for
+rows no batch reached. It is a plain torch loop rather than the sentence-transformers trainer, so that the batches
+and the loss can change; its ``baseline`` row reproduces the build (compare with the model's ``evaluation.json``).
+Variants:
+- ``cosine MSE x w``: adds ``w * mean((S - T)^2)`` over the off-diagonal cosine similarities, so the loss also sees
+  how far apart unrelated sentences are, not only who is nearest.
+- ``joint teacher``: the targets are the two teachers' centred, normalised embeddings concatenated (their cosine
+  matrices averaged); needs ``--second-teacher-work`` built on the same sentences.
+- ``word-drop/swap variants``: 10,000 sentences each get a copy with one word dropped and one with one word replaced
+  by a frequent corpus word, encoded by the teacher and batched next to their source sentence, so a batch holds
+  near-paraphrases the loss must tell apart as the teacher does.
+- ``words alone``: every vocabulary word, encoded alone by the teacher, joins the training sentences.
+After training, the baseline table is also changed without training: centred and with its top principal components
+(over corpus sentence vectors) removed, and with every row's norm shrunk to its square root.
+Choose on the dev columns; stsb-en-test is printed for the record only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from st_static import load_model  # noqa: E402
+from st_static.evaluation.suite import task_evaluator  # noqa: E402
+from st_static.losses.similarity_distillation import similarity_distillation_loss  # noqa: E402
+from st_static.training.propagation import propagate_refinement  # noqa: E402
+
+DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
+TEST_TASKS = ("stsb-en-test",)
+VALIDATION_SIZE = 4096
+
+
+def stage_folder(work: Path, stage: str, **expected: object) -> Path:
+    """The one cached ``stage`` folder of ``work`` with these settings (extraction: its ``stats.json`` settings;
+    other stages: the model's metadata)."""
+    found = []
+    for folder in sorted(work.glob(f"{stage}-*")):
+        if stage == "extraction":
+            data = json.loads((folder / "stats.json").read_text())["settings"]
+        else:
+            data = json.loads((folder / "st_static_config.json").read_text())["metadata"]
+        if all(data.get(key) == value for key, value in expected.items()):
+            found.append(folder)
+    if len(found) != 1:
+        raise SystemExit(f"error: {len(found)} {stage} folders in {work} match {expected}; expected one.")
+    return found[0]
+
+
+def centred(targets: np.ndarray) -> np.ndarray:
+    return (targets - targets.mean(axis=0)).astype(np.float32)
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+
+
+def encode_with_teacher(teacher: str, texts: list[str], cache: Path) -> np.ndarray:
+    """The teacher's sentence embeddings of ``texts``, cached in ``cache`` (an ``.npy`` file)."""
+    if cache.is_file():
+        return np.load(cache)
+    from sentence_transformers import SentenceTransformer
+
+    embeddings = SentenceTransformer(teacher, device="cpu").encode(texts, batch_size=128, show_progress_bar=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.save(cache.with_suffix(".tmp.npy"), embeddings.astype(np.float32))
+    cache.with_suffix(".tmp.npy").rename(cache)
+    return embeddings.astype(np.float32)
+
+
+def sentence_variants(sentences: list[str], count: int, seed: int = 1) -> tuple[list[str], list[int]]:
+    """For ``count`` sentences of 4-30 words: one copy without a random word and one with a word swapped for a
+    frequent corpus word (drawn by the square root of its count). Returns the copies and their source indices."""
+    rng = np.random.default_rng(seed)
+    counts = Counter(word.lower() for text in sentences[:50_000] for word in re.findall(r"[A-Za-z]+", text))
+    pool = [word for word, _ in counts.most_common(20_000)]
+    weights = np.sqrt(np.array([counts[word] for word in pool], dtype=np.float64))
+    weights /= weights.sum()
+    candidates = [index for index, text in enumerate(sentences) if 4 <= len(text.split()) <= 30]
+    texts, sources = [], []
+    for index in rng.choice(candidates, size=min(count, len(candidates)), replace=False):
+        words = sentences[index].split()
+        alphabetic = [position for position, word in enumerate(words) if re.search(r"[A-Za-z]", word)]
+        if len(alphabetic) < 3:
+            continue
+        dropped = int(rng.choice(alphabetic))
+        texts.append(" ".join(words[:dropped] + words[dropped + 1 :]))
+        swapped = list(words)
+        position = int(rng.choice(alphabetic))
+        swapped[position] = str(rng.choice(pool, p=weights))
+        texts.append(" ".join(swapped))
+        sources += [int(index), int(index)]
+    return texts, sources
+
+
+class Lever:
+    """One distillation run over a fixed set of texts with teacher targets."""
+
+    def __init__(self, pca_folder: Path, texts: list[str], targets: np.ndarray, arguments: argparse.Namespace) -> None:
+        self.model = load_model(str(pca_folder))
+        self.module = self.model[0]
+        self.num_words = self.module.num_words
+        self.before = self.module.word_vectors.detach().clone()
+        rows, offsets = self.module.token_ids(texts)
+        self.rows = rows
+        self.starts = offsets
+        self.lengths = np.diff(np.append(offsets, len(rows)))
+        self.targets = torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32))
+        self.arguments = arguments
+
+    def embed(self, table: torch.Tensor, batch: np.ndarray) -> torch.Tensor:
+        pieces = [self.rows[self.starts[i] : self.starts[i] + self.lengths[i]] for i in batch]
+        sizes = torch.tensor([len(piece) for piece in pieces])
+        flat = torch.from_numpy(np.concatenate(pieces))
+        known = (flat < self.num_words).float()  # the [UNK] row counts for nothing, as in the model
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), sizes.cumsum(0)[:-1]])
+        sums = F.embedding_bag(flat, table, offsets, mode="sum", per_sample_weights=known, sparse=True)
+        counts = torch.zeros(len(batch)).index_add_(0, torch.repeat_interleave(torch.arange(len(batch)), sizes), known)
+        return sums / counts.clamp(min=1.0)[:, None]
+
+    def loss(self, student: torch.Tensor, teacher: torch.Tensor, mse_weight: float) -> torch.Tensor:
+        loss = similarity_distillation_loss(student, teacher, 0.05)
+        if mse_weight:
+            off_diagonal = ~torch.eye(len(student), dtype=torch.bool)
+            student_cosines = F.normalize(student, dim=1) @ F.normalize(student, dim=1).T
+            teacher_cosines = F.normalize(teacher, dim=1) @ F.normalize(teacher, dim=1).T
+            loss = loss + mse_weight * ((student_cosines - teacher_cosines)[off_diagonal] ** 2).mean()
+        return loss
+
+    def train(
+        self, batches: Callable[[int], Iterator[np.ndarray]], validation: np.ndarray, mse_weight: float = 0.0
+    ) -> dict[str, object]:
+        torch.manual_seed(0)
+        table = torch.nn.Parameter(torch.cat([self.before, torch.zeros(1, self.before.shape[1])]))
+        optimizer = torch.optim.SparseAdam([table], lr=3e-3)
+
+        def validation_loss() -> float:
+            with torch.no_grad():
+                chunks = [validation[start : start + 512] for start in range(0, len(validation), 512)]
+                return float(np.mean([self.loss(self.embed(table, c), self.targets[c], 0.0).item() for c in chunks]))
+
+        best = (validation_loss(), 0, table.detach().clone())
+        step, epoch, started = 0, 0, time.perf_counter()
+        while step < self.arguments.steps:
+            for batch in batches(epoch):
+                loss = self.loss(self.embed(table, batch), self.targets[batch], mse_weight)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                step += 1
+                if step % 500 == 0:
+                    value = validation_loss()
+                    if value < best[0]:
+                        best = (value, step, table.detach().clone())
+                if step >= self.arguments.steps:
+                    break
+            epoch += 1
+        trained = best[2][: self.num_words].numpy()
+        table_after, _ = propagate_refinement(self.before.numpy(), trained)
+        return {
+            "table": table_after,
+            "best_step": best[1],
+            "best_validation_loss": best[0],
+            "train_seconds": time.perf_counter() - started,
+        }
+
+    def scores(self, table: np.ndarray, evaluate: Callable) -> dict[str, float]:
+        with torch.no_grad():
+            self.module.word_vectors.copy_(torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32)))
+            self.module.sync_token_rows()
+        return {task: result["score"] for task, result in evaluate(self.model).items()}
+
+
+def random_batches(train: np.ndarray, size: int) -> Callable[[int], Iterator[np.ndarray]]:
+    def batches(epoch: int) -> Iterator[np.ndarray]:
+        order = np.random.default_rng([0, epoch]).permutation(train)
+        for start in range(0, len(order) - size + 1, size):
+            yield order[start : start + size]
+
+    return batches
+
+
+def family_batches(train: np.ndarray, children: dict[int, list[int]], size: int) -> Callable[[int], Iterator]:
+    """Random batches of training sentences, each followed by its variants (if it has any)."""
+
+    def batches(epoch: int) -> Iterator[np.ndarray]:
+        batch: list[int] = []
+        for parent in np.random.default_rng([0, epoch]).permutation(train):
+            batch += [int(parent), *children.get(int(parent), [])]
+            if len(batch) >= size:
+                yield np.array(batch[:size])
+                batch = []
+
+    return batches
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", type=Path, required=True, help="Stage cache of a build (OUT.work).")
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--teacher", default=None, help="Teacher for the new encodings (default: the build's).")
+    parser.add_argument("--second-teacher-work", type=Path, help="Stage cache of a build from a second teacher.")
+    parser.add_argument("--sentences-per-word", type=int, default=5)
+    parser.add_argument("--pca-dim", type=int, default=256)
+    parser.add_argument("--removed-components", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=5000)
+    parser.add_argument("--variants", type=int, default=10_000, help="Sentences that get word-drop/swap copies.")
+    parser.add_argument("--cache", type=Path, default=REPO / "runs" / "distillation-levers")
+    parser.add_argument("--output", type=Path, required=True)
+    arguments = parser.parse_args()
+    torch.set_num_threads(1)
+
+    extraction = stage_folder(arguments.work, "extraction", sentences_per_word=arguments.sentences_per_word)
+    pca = stage_folder(
+        arguments.work,
+        "pca",
+        sentences_per_word=arguments.sentences_per_word,
+        pca={"dim": arguments.pca_dim, "level": "sentence", "removed_components": arguments.removed_components},
+    )
+    teacher = arguments.teacher or json.loads((extraction / "stats.json").read_text())["settings"]["teacher"]
+    from st_static.teachers import resolve_teacher
+
+    cache_name = re.sub(r"\W+", "-", teacher).strip("-")
+    teacher = resolve_teacher(teacher)
+    sentences = (extraction / "targets" / "sentences.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    raw_targets = np.load(extraction / "targets" / "teacher_embeddings.npy")
+    mean = raw_targets.mean(axis=0)
+    targets = centred(raw_targets)
+    count = len(sentences)
+    order = np.random.default_rng(0).permutation(count)
+    validation, train = order[:VALIDATION_SIZE], order[VALIDATION_SIZE:]
+    evaluate = task_evaluator(arguments.data, tasks=",".join(DEV_TASKS + TEST_TASKS))
+    rows: list[dict[str, object]] = []
+
+    def record(name: str, lever: Lever, outcome: dict[str, object]) -> None:
+        scores = lever.scores(outcome["table"], evaluate)
+        rows.append({"variant": name, **{k: v for k, v in outcome.items() if k != "table"}, "scores": scores})
+        print(json.dumps(rows[-1]), flush=True)
+
+    base = Lever(pca, sentences, targets, arguments)
+    baseline = base.train(random_batches(train, 512), validation)
+    record("baseline (the build's distillation)", base, baseline)
+    for weight in (1.0, 10.0):
+        record(f"cosine MSE x {weight:g}", base, base.train(random_batches(train, 512), validation, weight))
+
+    if arguments.second_teacher_work:
+        second = stage_folder(
+            arguments.second_teacher_work, "extraction", sentences_per_word=arguments.sentences_per_word
+        )
+        if (second / "targets" / "sentences.txt").read_text(encoding="utf-8").split("\n")[:-1] != sentences:
+            raise SystemExit("error: the second teacher's build read other sentences.")
+        second_targets = centred(np.load(second / "targets" / "teacher_embeddings.npy"))
+        joint = np.concatenate([unit_rows(targets), unit_rows(second_targets)], axis=1) / math.sqrt(2.0)
+        lever = Lever(pca, sentences, joint, arguments)
+        record(
+            "joint teacher (+ second teacher, equal weights)",
+            lever,
+            lever.train(random_batches(train, 512), validation),
+        )
+
+    texts, sources = sentence_variants(sentences, arguments.variants)
+    variant_targets = (
+        encode_with_teacher(teacher, texts, arguments.cache / f"{cache_name}-variants-{arguments.variants}.npy") - mean
+    )
+    lever = Lever(pca, sentences + texts, np.concatenate([targets, variant_targets]), arguments)
+    children: dict[int, list[int]] = {}
+    for offset, source in enumerate(sources):
+        children.setdefault(source, []).append(count + offset)
+    outcome = lever.train(family_batches(train, children, 512), validation)
+    record(f"word-drop/swap variants of {len(texts) // 2:,} sentences, batched with them", lever, outcome)
+
+    words = [word for word in base.module.vocabulary[: base.num_words] if word and word != "[UNK]"]
+    word_targets = encode_with_teacher(teacher, words, arguments.cache / f"{cache_name}-words-alone.npy") - mean
+    lever = Lever(pca, sentences + words, np.concatenate([targets, word_targets]), arguments)
+    mixed = np.concatenate([train, np.arange(count, count + len(words))])
+    record(
+        f"{len(words):,} words alone join the training sentences",
+        lever,
+        lever.train(random_batches(mixed, 512), validation),
+    )
+
+    corpus_vectors = base.model.encode(sentences[:100_000], batch_size=4096, normalize_embeddings=False)
+    centre = corpus_vectors.mean(axis=0)
+    components = np.linalg.svd(corpus_vectors - centre, full_matrices=False)[2]
+    table = baseline["table"] - centre
+    for removed in (0, 1, 2):
+        top = components[:removed]
+        changed = table - (table @ top.T) @ top if removed else table
+        record(f"baseline, centred, top {removed} components removed", base, {"table": changed})
+    norms = np.linalg.norm(baseline["table"], axis=1, keepdims=True)
+    record(
+        "baseline, row norms shrunk to their square root",
+        base,
+        {"table": baseline["table"] / np.sqrt(np.maximum(norms, 1e-12))},
+    )
+    write_report(rows, arguments)
+
+
+def write_report(rows: list[dict[str, object]], arguments: argparse.Namespace) -> None:
+    columns = [*DEV_TASKS, *TEST_TASKS]
+    command = " ".join(sys.argv[1:])
+    lines = [
+        "# Distillation levers beyond the build's settings",
+        "",
+        f"Command: `python benchmarks/distillation_levers.py {command}`. Spearman x100 (msrp-dev: average precision "
+        "x100). Choose on dev; stsb-en-test is reported only. What each variant changes: the script's docstring.",
+        "",
+        "| variant | " + " | ".join(columns) + " | dev mean | best step | best val. loss | train s |",
+        "| --- | " + " | ".join("---:" for _ in columns) + " | ---: | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        scores = row["scores"]
+        dev_mean = sum(scores[task] for task in DEV_TASKS) / len(DEV_TASKS)
+        loss = row.get("best_validation_loss")
+        seconds = row.get("train_seconds")
+        cells = [f"{scores[task]:.2f}" for task in columns] + [f"{dev_mean:.2f}", str(row.get("best_step", "-"))]
+        cells += [f"{loss:.4f}" if loss is not None else "-", f"{seconds:.0f}" if seconds is not None else "-"]
+        lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
+    arguments.output.parent.mkdir(parents=True, exist_ok=True)
+    arguments.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
