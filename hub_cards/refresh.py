@@ -158,20 +158,46 @@ def multilingual(pairs: tuple[tuple[str, str], ...]) -> CardSpec:
     )
 
 
-SPECS = [
-    english("sentence-transformers/all-MiniLM-L6-v2", 384, 256),
-    # Chosen on the dev sets (benchmarks/results/2026-11-23-mpnet-distillation-sweep.md).
-    english(
-        "sentence-transformers/all-mpnet-base-v2",
-        768,
-        256,
-        removed=3,
-        options=("--temperature", "0.1", "--learning-rate", "0.0003"),
-    ),
+@dataclass(frozen=True)
+class EnsembleSpec:
+    """A published ensemble (Wada et al., 2025, App. D): built members, combined by ``st-static compress``.
+
+    The per-member normalisation is folded into the table over the first lines of ``fold_norms`` so that the
+    ensemble loads with a bare ``SentenceTransformer`` like every other card's model.
+    """
+
+    name: str
+    members: tuple[CardSpec, ...]
+    fold_norms: str
+    tasks: dict[str, str] = field(default_factory=lambda: dict(STS_EN))
+
+    def commands(self, models_dir: str) -> str:
+        out = f"{models_dir}/{self.name}"
+        members = [f"{models_dir}/{member.name}" for member in self.members]
+        compress = ["st-static", "compress", *members, "--fold-norms", self.fold_norms, "--output", out]
+        tasks = ",".join(self.tasks)
+        evaluate = ["st-static", "evaluate", out, "--data", DATA, "--tasks", tasks, "--json", f"{out}/evaluation.json"]
+        builds = [member.commands(models_dir) for member in self.members]
+        return "\n".join([*builds, shlex.join(compress), shlex.join(evaluate)])
+
+
+MINILM_256 = english("sentence-transformers/all-MiniLM-L6-v2", 384, 256)
+# Chosen on the dev sets (benchmarks/results/2026-11-23-mpnet-distillation-sweep.md).
+MPNET_256 = english(
+    "sentence-transformers/all-mpnet-base-v2",
+    768,
+    256,
+    removed=3,
+    options=("--temperature", "0.1", "--learning-rate", "0.0003"),
+)
+SPECS: list[CardSpec | EnsembleSpec] = [
+    MINILM_256,
+    MPNET_256,
     multilingual((("de", "deu"),)),
     multilingual((("ja", "jpn"),)),
     multilingual((("zh", "cmn"),)),
     multilingual((("de", "deu"), ("ja", "jpn"), ("zh", "cmn"))),
+    EnsembleSpec("swe-minilm-mpnet-256x2", (MINILM_256, MPNET_256), fold_norms=f"{DATA}/corpus/en.txt"),
 ]
 
 

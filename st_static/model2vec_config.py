@@ -30,7 +30,7 @@ def model2vec_incompatibility(metadata: dict[str, Any], has_column_scale: bool) 
         metadata: The module's metadata (``ensemble`` marks an ensemble).
         has_column_scale: Whether the saved table holds int8 codes with a per-dimension scale (``int8-column``).
     """
-    if metadata.get("ensemble"):
+    if metadata.get("ensemble") and not metadata["ensemble"].get("folded"):
         return (
             "an ensemble normalises each member's block of the vector separately (BlockNormalize), a step "
             "model2vec does not have"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ from st_static.compression import (
     BlockNormalize,
     CompactStaticWordAverage,
     ensemble,
+    fold_block_normalization,
     folder_size,
     prune_vocabulary,
     quantize,
@@ -388,6 +390,54 @@ def test_cli_compress_builds_an_ensemble(members, tmp_path):
     assert float(a @ b) == pytest.approx(weighted_member_cosine(members, [2, 1], first, second), abs=1e-5)
 
 
+def block_norms(model: SentenceTransformer, texts: list[str], dims: list[int]) -> np.ndarray:
+    """Norms of each block of the averaged (not yet normalised) vectors: one column per block."""
+    raw = SentenceTransformer(modules=[model[0]], device="cpu").encode(texts)
+    edges = np.cumsum([0, *dims])
+    return np.stack([np.linalg.norm(raw[:, a:b], axis=1) for a, b in itertools.pairwise(edges)], 1)
+
+
+def test_folded_ensemble_scales_blocks_to_their_weights_and_loads_bare(members, tmp_path):
+    texts = [text for pair in PAIRS for text in pair]
+    folded = fold_block_normalization(ensemble(members, [2.0, 1.0]), texts)
+    assert [type(module) for module in folded] == [StaticWordAverage, Normalize]
+    norms = block_norms(folded, texts, [8, 5])
+    for block, weight in enumerate([2 / 3, 1 / 3]):
+        known = norms[:, block] > 0
+        assert norms[known, block].mean() == pytest.approx(weight**0.5, rel=1e-5)
+    assert folded[0].metadata["ensemble"]["folded"]["texts"] == len(texts)
+    save_model(folded, tmp_path / "folded")
+    bare = SentenceTransformer(str(tmp_path / "folded"), device="cpu")
+    assert np.allclose(bare.encode(texts), load_model(tmp_path / "folded").encode(texts), atol=1e-6)
+
+
+def test_folding_refuses_a_plain_model_and_texts_a_member_cannot_read(members):
+    with pytest.raises(ValueError, match="Only an ensemble"):
+        fold_block_normalization(members[0], ["the cat"])
+    with pytest.raises(ValueError, match="member 1"):
+        fold_block_normalization(ensemble(members), ["zebra", "zebra zebra"])  # B knows no word of either
+    with pytest.raises(ValueError, match="needs texts"):
+        fold_block_normalization(ensemble(members), [])
+
+
+def test_cli_compress_folds_an_ensemble_for_a_bare_load(members, tmp_path):
+    for index, member in enumerate(members):
+        save_model(member, tmp_path / f"m{index}")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n\nthe dog sat\nlion mat\n", encoding="utf-8")
+    models = [str(tmp_path / "m0"), str(tmp_path / "m1")]
+    result = CliRunner().invoke(app, ["compress", *models, "-o", str(tmp_path / "out"), "--fold-norms", str(corpus)])
+    assert result.exit_code == 0, result.output
+    assert "bare SentenceTransformer" in result.output
+    modules = json.loads((tmp_path / "out" / "modules.json").read_text())
+    assert [module["type"].rsplit(".", 1)[-1] for module in modules] == ["StaticEmbedding", "Normalize"]
+    assert load_model(tmp_path / "out")[0].metadata["ensemble"]["folded"]["texts"] == 3
+    one = CliRunner().invoke(app, ["compress", models[0], "-o", str(tmp_path / "one"), "--fold-norms", str(corpus)])
+    assert one.exit_code == 1
+    assert "--fold-norms only applies to an ensemble" in one.output
+    assert not (tmp_path / "one").exists()
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [(["-s", "int4"], "unknown storage format"), (["-w", "1", "-w", "2"], "--weight"), (["-k", "0"], "positive")],
@@ -406,3 +456,21 @@ def test_fast_path_refuses_models_with_modules_it_would_skip(word_model):
     )
     with pytest.raises(TypeError, match="Dense"):
         st_static.encode(model, "the cat")
+
+
+def test_a_folded_ensembles_card_names_both_teachers_and_a_bare_load(members, tmp_path):
+    teachers = ["sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"]
+    for member, teacher in zip(members, teachers, strict=True):
+        member[0].metadata.update({"teacher": teacher, "languages": ["en"], "corpus": "en.txt"})
+    texts = [text for pair in PAIRS for text in pair]
+    save_model(fold_block_normalization(ensemble(members), texts), tmp_path / "folded")
+    card = (tmp_path / "folded" / "README.md").read_text(encoding="utf-8")
+    for teacher in teachers:
+        assert f"[{teacher}](https://huggingface.co/{teacher})" in card
+    assert "distilled from all-MiniLM-L6-v2 + all-mpnet-base-v2" in card
+    assert "**Ensemble.**" in card
+    assert "No `trust_remote_code`" in card
+    assert "model2vec.StaticModel" in card or "from model2vec import StaticModel" in card
+    assert (tmp_path / "folded" / "config.json").is_file()  # model2vec reads the folded table
+    save_model(ensemble(members), tmp_path / "unfolded")
+    assert "does not load in model2vec" in (tmp_path / "unfolded" / "README.md").read_text(encoding="utf-8")

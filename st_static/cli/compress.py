@@ -9,6 +9,24 @@ import typer
 
 from st_static.cli.app import command, fail
 
+FOLD_NORM_LINES = 20_000
+
+
+def _first_lines(path: Path, count: int) -> list[str]:
+    """The first ``count`` non-empty lines of a UTF-8 text file (undecodable bytes read as U+FFFD)."""
+    if not path.is_file():
+        raise fail(f"--fold-norms: {path} is not a file.")
+    lines: list[str] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.strip():
+                lines.append(line.strip())
+                if len(lines) == count:
+                    break
+    if not lines:
+        raise fail(f"--fold-norms: {path} has no text.")
+    return lines
+
 
 def _megabytes(num_bytes: int) -> str:
     return f"{num_bytes / 1e6:.2f} MB"
@@ -40,6 +58,15 @@ def compress(
         list[float] | None,
         typer.Option("--weight", "-w", help="Ensemble weight of each model, in order (repeat the option)."),
     ] = None,
+    fold_norms: Annotated[
+        Path | None,
+        typer.Option(
+            "--fold-norms",
+            help="Ensembles: fold the per-member normalisation into the table, scaled by the members' mean norms "
+            "over the first 20,000 lines of this text file (e.g. the training corpus), so that the ensemble loads "
+            "with a bare SentenceTransformer(path).",
+        ),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace --output even if it is a non-empty folder that is not a model.")
     ] = False,
@@ -47,12 +74,14 @@ def compress(
     """Write a compact or combined copy of static models: ensemble -> prune -> truncate -> quantise.
 
     Quantised, pruned and truncated models load with a bare SentenceTransformer(path). Ensembles load with
-    st_static.load_model (or SentenceTransformer(path, trust_remote_code=True) where st-static is installed).
+    st_static.load_model (or SentenceTransformer(path, trust_remote_code=True) where st-static is installed), or
+    with a bare SentenceTransformer(path) when built with --fold-norms.
     """
     from st_static.compression import (
         STORAGE_FORMATS,
         BlockNormalize,
         ensemble,
+        fold_block_normalization,
         folder_size,
         prune_vocabulary,
         quantize,
@@ -67,9 +96,14 @@ def compress(
         raise fail(f"got {len(weight)} --weight value(s) for {len(models)} model(s).")
     if frequencies is not None and vocab_size is None:
         raise fail("--frequencies only applies with --vocab-size.")
+    if fold_norms is not None and len(models) < 2:
+        raise fail("--fold-norms only applies to an ensemble (two or more models).")
+    norm_texts = _first_lines(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
     try:
         loaded = [load_model(name) for name in models]
         model = ensemble(loaded, weight) if len(loaded) > 1 else loaded[0]
+        if norm_texts is not None:
+            model = fold_block_normalization(model, norm_texts)
         if vocab_size is not None:
             ranking = read_frequencies(frequencies) if frequencies is not None else None
             model = prune_vocabulary(model, vocab_size, ranking)

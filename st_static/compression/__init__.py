@@ -2,12 +2,19 @@
 
 Every function takes a static ``SentenceTransformer`` and returns a new one; save it with
 ``st_static.io.save_model``. Quantised and pruned models load with a bare ``SentenceTransformer(path)``;
-ensembles need st-static (:func:`st_static.load_model`), see :mod:`st_static.compression.ensemble`.
+ensembles need st-static (:func:`st_static.load_model`) unless their block norms are folded into the table
+(:func:`fold_block_normalization`), see :mod:`st_static.compression.ensemble`.
 """
 
 from __future__ import annotations
 
-from st_static.compression.ensemble import BlockNormalize, ensemble, member_view, union_vocabulary
+from st_static.compression.ensemble import (
+    BlockNormalize,
+    ensemble,
+    fold_block_normalization,
+    member_view,
+    union_vocabulary,
+)
 from st_static.compression.pipeline import float_pipeline, to_float32
 from st_static.compression.pruning import frequency_order, prune_vocabulary, read_frequencies
 from st_static.compression.quantization import (
@@ -27,6 +34,7 @@ __all__ = [
     "QuantizedTable",
     "ensemble",
     "float_pipeline",
+    "fold_block_normalization",
     "folder_size",
     "frequency_order",
     "member_view",

@@ -34,10 +34,10 @@ from st_static.model_card.facts import (
     STAGE_TITLES,
     WADA_2025_CITATION,
     as_list,
-    describe_teacher,
     display_path,
     format_number,
     license_facts,
+    metadata_teacher,
     speed_facts,
     stage_descriptions,
     training_rows,
@@ -142,7 +142,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
 
     def get_default_model_name(self) -> str:
         module = self._static_module()
-        teacher = describe_teacher(module.metadata.get("teacher"))
+        teacher = metadata_teacher(module.metadata)
         source = f" distilled from {teacher.name.split('/')[-1]}" if teacher.name else ""
         languages = "-".join(as_list(module.metadata.get("languages")))
         suffix = f", {languages}" if len(as_list(module.metadata.get("languages"))) > 1 else ""
@@ -162,7 +162,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
     def _facts(self, evaluation_error: str | None) -> dict[str, Any]:
         module = self._static_module()
         metadata = module.metadata
-        teacher = describe_teacher(metadata.get("teacher"))
+        teacher = metadata_teacher(metadata)
         languages = as_list(metadata.get("languages"))
         license_, license_text, data_notes = license_facts(metadata, teacher)
         weights = Path(self.save_dir) / WEIGHTS_FILE_NAME if self.save_dir else None
@@ -203,7 +203,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
     def to_dict(self) -> dict[str, Any]:
         module = self._static_module()
         metadata = module.metadata
-        teacher = describe_teacher(metadata.get("teacher"))
+        teacher = metadata_teacher(metadata)
         self._set_automatic("language", as_list(metadata.get("languages")))
         self._set_automatic("license", license_facts(metadata, teacher)[0])
         self._set_automatic("base_model", teacher.repo_id)

@@ -36,6 +36,7 @@ STAGE_TITLES = {
     "pca": "PCA with All-But-The-Top",
     "distillation": "Similarity distillation",
     "contrastive": "Bilingual contrastive learning",
+    "ensemble": "Ensemble",
 }
 TRAINING_KEY_ORDER = ("loss", "steps", "batch_size", "learning_rate", "temperature", "best_validation_loss")
 
@@ -47,9 +48,13 @@ class TeacherInfo:
     name: str | None
     repo_id: str | None
     license: str | None
+    members: tuple[TeacherInfo, ...] = ()
+    """An ensemble's teachers, one per member (then ``name`` joins their names)."""
 
     @property
     def markdown(self) -> str:
+        if self.members:
+            return " + ".join(member.markdown for member in self.members)
         if self.repo_id:
             return f"[{self.repo_id}](https://huggingface.co/{self.repo_id})"
         if self.name:
@@ -65,6 +70,17 @@ def describe_teacher(teacher: str | None) -> TeacherInfo:
     repo_id = known.repo_id if known is not None else (teacher if is_repo_id(teacher) else None)
     name = repo_id or Path(teacher.rstrip("/")).name
     return TeacherInfo(name, repo_id, describe_license(teacher))
+
+
+def metadata_teacher(metadata: dict[str, Any]) -> TeacherInfo:
+    """The teacher a model's metadata records; for an ensemble, its members' teachers together."""
+    members = (metadata.get("ensemble") or {}).get("members") or []
+    if metadata.get("teacher") or not members:
+        return describe_teacher(metadata.get("teacher"))
+    teachers = tuple(describe_teacher(member.get("teacher")) for member in members)
+    licenses = {teacher.license for teacher in teachers}
+    name = " + ".join((teacher.name or "unrecorded").split("/")[-1] for teacher in teachers)
+    return TeacherInfo(name, None, licenses.pop() if len(licenses) == 1 else None, teachers)
 
 
 def as_list(value: Any) -> list[str]:
@@ -114,6 +130,7 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
             "distribution (row-wise softmax at a temperature) matches the teacher's, on the teacher's sentence "
             "embeddings of the corpus."
         ),
+        "ensemble": _ensemble_phrase(metadata.get("ensemble") or {}),
         "contrastive": (
             f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
@@ -123,6 +140,28 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
         {"title": STAGE_TITLES.get(stage, str(stage).title()), "text": texts.get(stage, "")}
         for stage in as_list(metadata.get("stages"))
     ]
+
+
+def _ensemble_phrase(ensemble: dict[str, Any]) -> str:
+    members = ensemble.get("members") or []
+    names = ", ".join(
+        f"{describe_teacher(member.get('teacher')).markdown} ({format_number(member.get('embedding_dim'))} dimensions)"
+        for member in members
+    )
+    weights = ", ".join(format_number(weight) for weight in ensemble.get("block_weights") or [])
+    text = (
+        f"The tables of {len(members)} static models distilled from {names or 'other models'} are concatenated over "
+        f"the union of their vocabularies (Wada et al., 2025, App. D; weights {weights or 'equal'}), so a word is "
+        "still one look-up."
+    )
+    if ensemble.get("folded"):
+        texts = format_number(ensemble["folded"].get("texts"))
+        text += (
+            " Each member's block is scaled by its weight over the mean norm it has on "
+            f"{texts} corpus sentences, and the whole vector is normalised: the cosine is then close to the weighted "
+            "average of the members' cosines, and the model is a plain table that any sentence-transformers loads."
+        )
+    return text
 
 
 def _loss_phrase(training: dict[str, Any]) -> str:
