@@ -34,6 +34,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ from st_static.training.propagation import propagate_refinement  # noqa: E402
 DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
 TEST_TASKS = ("stsb-en-test",)
 VALIDATION_SIZE = 4096
+LEVERS = ("mse", "joint-teacher", "variants", "words-alone", "post-hoc", "student-temperature")
 
 
 def stage_folder(work: Path, stage: str, **expected: object) -> Path:
@@ -140,8 +142,18 @@ class Lever:
         counts = torch.zeros(len(batch)).index_add_(0, torch.repeat_interleave(torch.arange(len(batch)), sizes), known)
         return sums / counts.clamp(min=1.0)[:, None]
 
-    def loss(self, student: torch.Tensor, teacher: torch.Tensor, mse_weight: float) -> torch.Tensor:
-        loss = similarity_distillation_loss(student, teacher, 0.05)
+    def loss(
+        self, student: torch.Tensor, teacher: torch.Tensor, mse_weight: float, student_temperature: float | None = None
+    ) -> torch.Tensor:
+        if student_temperature is None:
+            loss = similarity_distillation_loss(student, teacher, 0.05)
+        else:  # the teacher's distribution at 0.05, the student's at its own temperature
+            diagonal = torch.eye(len(student), dtype=torch.bool)
+            teacher_cosines = F.normalize(teacher, dim=1) @ F.normalize(teacher, dim=1).T
+            teacher_probs = (teacher_cosines / 0.05).masked_fill(diagonal, -math.inf).softmax(dim=1)
+            student_cosines = F.normalize(student, dim=1) @ F.normalize(student, dim=1).T
+            logits = (student_cosines / student_temperature).masked_fill(diagonal, -math.inf)
+            loss = -(teacher_probs * logits.log_softmax(dim=1).masked_fill(diagonal, 0.0)).sum(dim=1).mean()
         if mse_weight:
             off_diagonal = ~torch.eye(len(student), dtype=torch.bool)
             student_cosines = F.normalize(student, dim=1) @ F.normalize(student, dim=1).T
@@ -150,7 +162,11 @@ class Lever:
         return loss
 
     def train(
-        self, batches: Callable[[int], Iterator[np.ndarray]], validation: np.ndarray, mse_weight: float = 0.0
+        self,
+        batches: Callable[[int], Iterator[np.ndarray]],
+        validation: np.ndarray,
+        mse_weight: float = 0.0,
+        student_temperature: float | None = None,
     ) -> dict[str, object]:
         torch.manual_seed(0)
         table = torch.nn.Parameter(torch.cat([self.before, torch.zeros(1, self.before.shape[1])]))
@@ -159,13 +175,17 @@ class Lever:
         def validation_loss() -> float:
             with torch.no_grad():
                 chunks = [validation[start : start + 512] for start in range(0, len(validation), 512)]
-                return float(np.mean([self.loss(self.embed(table, c), self.targets[c], 0.0).item() for c in chunks]))
+                values = [
+                    self.loss(self.embed(table, chunk), self.targets[chunk], 0.0, student_temperature).item()
+                    for chunk in chunks
+                ]
+                return float(np.mean(values))
 
         best = (validation_loss(), 0, table.detach().clone())
         step, epoch, started = 0, 0, time.perf_counter()
         while step < self.arguments.steps:
             for batch in batches(epoch):
-                loss = self.loss(self.embed(table, batch), self.targets[batch], mse_weight)
+                loss = self.loss(self.embed(table, batch), self.targets[batch], mse_weight, student_temperature)
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -228,6 +248,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--variants", type=int, default=10_000, help="Sentences that get word-drop/swap copies.")
     parser.add_argument("--cache", type=Path, default=REPO / "runs" / "distillation-levers")
+    parser.add_argument(
+        "--only",
+        default=",".join(LEVERS),
+        help=f"Comma-separated levers to run after the baseline: {', '.join(LEVERS)}.",
+    )
     parser.add_argument("--output", type=Path, required=True)
     arguments = parser.parse_args()
     torch.set_num_threads(1)
@@ -252,70 +277,102 @@ def main() -> None:
     order = np.random.default_rng(0).permutation(count)
     validation, train = order[:VALIDATION_SIZE], order[VALIDATION_SIZE:]
     evaluate = task_evaluator(arguments.data, tasks=",".join(DEV_TASKS + TEST_TASKS))
-    rows: list[dict[str, object]] = []
+    run = Run(arguments, pca, sentences, targets, mean, train, validation, teacher, cache_name, evaluate)
+    wanted = {name.strip() for name in arguments.only.split(",") if name.strip()}
+    if wanted - set(LEVERS):
+        raise SystemExit(f"error: unknown lever(s) {', '.join(sorted(wanted - set(LEVERS)))}.")
+    baseline = run.base.train(run.batches(), validation)
+    run.record("baseline (the build's distillation)", run.base, baseline)
+    for weight in (1.0, 10.0) if "mse" in wanted else ():
+        run.record(f"cosine MSE x {weight:g}", run.base, run.base.train(run.batches(), validation, weight))
+    if arguments.second_teacher_work and "joint-teacher" in wanted:
+        run.joint_teacher(arguments.second_teacher_work)
+    for temperature in (0.035, 0.07) if "student-temperature" in wanted else ():
+        outcome = run.base.train(run.batches(), validation, student_temperature=temperature)
+        run.record(f"student temperature {temperature:g} (teacher 0.05)", run.base, outcome)
+    if "variants" in wanted:
+        run.sentence_variants()
+    if "words-alone" in wanted:
+        run.words_alone()
+    if "post-hoc" in wanted:
+        run.post_hoc(baseline["table"])
+    write_report(run.rows, arguments)
 
-    def record(name: str, lever: Lever, outcome: dict[str, object]) -> None:
-        scores = lever.scores(outcome["table"], evaluate)
-        rows.append({"variant": name, **{k: v for k, v in outcome.items() if k != "table"}, "scores": scores})
-        print(json.dumps(rows[-1]), flush=True)
 
-    base = Lever(pca, sentences, targets, arguments)
-    baseline = base.train(random_batches(train, 512), validation)
-    record("baseline (the build's distillation)", base, baseline)
-    for weight in (1.0, 10.0):
-        record(f"cosine MSE x {weight:g}", base, base.train(random_batches(train, 512), validation, weight))
+@dataclass
+class Run:
+    """What every lever shares: the build's cached sentences and targets, the split, the teacher, the results."""
 
-    if arguments.second_teacher_work:
-        second = stage_folder(
-            arguments.second_teacher_work, "extraction", sentences_per_word=arguments.sentences_per_word
-        )
-        if (second / "targets" / "sentences.txt").read_text(encoding="utf-8").split("\n")[:-1] != sentences:
+    arguments: argparse.Namespace
+    pca: Path
+    sentences: list[str]
+    targets: np.ndarray
+    mean: np.ndarray
+    train: np.ndarray
+    validation: np.ndarray
+    teacher: str
+    cache_name: str
+    evaluate: Callable
+    rows: list[dict[str, object]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.base = Lever(self.pca, self.sentences, self.targets, self.arguments)
+
+    def batches(self) -> Callable[[int], Iterator[np.ndarray]]:
+        return random_batches(self.train, 512)
+
+    def record(self, name: str, lever: Lever, outcome: dict[str, object]) -> None:
+        scores = lever.scores(outcome["table"], self.evaluate)
+        self.rows.append({"variant": name, **{k: v for k, v in outcome.items() if k != "table"}, "scores": scores})
+        print(json.dumps(self.rows[-1]), flush=True)
+
+    def joint_teacher(self, second_work: Path) -> None:
+        """Targets of both teachers, centred, normalised and concatenated (their cosines averaged)."""
+        second = stage_folder(second_work, "extraction", sentences_per_word=self.arguments.sentences_per_word)
+        if (second / "targets" / "sentences.txt").read_text(encoding="utf-8").split("\n")[:-1] != self.sentences:
             raise SystemExit("error: the second teacher's build read other sentences.")
         second_targets = centred(np.load(second / "targets" / "teacher_embeddings.npy"))
-        joint = np.concatenate([unit_rows(targets), unit_rows(second_targets)], axis=1) / math.sqrt(2.0)
-        lever = Lever(pca, sentences, joint, arguments)
-        record(
-            "joint teacher (+ second teacher, equal weights)",
-            lever,
-            lever.train(random_batches(train, 512), validation),
-        )
+        joint = np.concatenate([unit_rows(self.targets), unit_rows(second_targets)], axis=1) / math.sqrt(2.0)
+        lever = Lever(self.pca, self.sentences, joint, self.arguments)
+        outcome = lever.train(self.batches(), self.validation)
+        self.record("joint teacher (+ second teacher, equal weights)", lever, outcome)
 
-    texts, sources = sentence_variants(sentences, arguments.variants)
-    variant_targets = (
-        encode_with_teacher(teacher, texts, arguments.cache / f"{cache_name}-variants-{arguments.variants}.npy") - mean
-    )
-    lever = Lever(pca, sentences + texts, np.concatenate([targets, variant_targets]), arguments)
-    children: dict[int, list[int]] = {}
-    for offset, source in enumerate(sources):
-        children.setdefault(source, []).append(count + offset)
-    outcome = lever.train(family_batches(train, children, 512), validation)
-    record(f"word-drop/swap variants of {len(texts) // 2:,} sentences, batched with them", lever, outcome)
+    def sentence_variants(self) -> None:
+        """Word-drop/swap copies of sentences, encoded by the teacher and batched with their source."""
+        count = len(self.sentences)
+        texts, sources = sentence_variants(self.sentences, self.arguments.variants)
+        cache = self.arguments.cache / f"{self.cache_name}-variants-{self.arguments.variants}.npy"
+        variant_targets = encode_with_teacher(self.teacher, texts, cache) - self.mean
+        lever = Lever(self.pca, self.sentences + texts, np.concatenate([self.targets, variant_targets]), self.arguments)
+        children: dict[int, list[int]] = {}
+        for offset, source in enumerate(sources):
+            children.setdefault(source, []).append(count + offset)
+        outcome = lever.train(family_batches(self.train, children, 512), self.validation)
+        self.record(f"word-drop/swap variants of {len(texts) // 2:,} sentences, batched with them", lever, outcome)
 
-    words = [word for word in base.module.vocabulary[: base.num_words] if word and word != "[UNK]"]
-    word_targets = encode_with_teacher(teacher, words, arguments.cache / f"{cache_name}-words-alone.npy") - mean
-    lever = Lever(pca, sentences + words, np.concatenate([targets, word_targets]), arguments)
-    mixed = np.concatenate([train, np.arange(count, count + len(words))])
-    record(
-        f"{len(words):,} words alone join the training sentences",
-        lever,
-        lever.train(random_batches(mixed, 512), validation),
-    )
+    def words_alone(self) -> None:
+        """Every vocabulary word, encoded alone by the teacher, mixed into the training sentences."""
+        count = len(self.sentences)
+        words = [word for word in self.base.module.vocabulary[: self.base.num_words] if word and word != "[UNK]"]
+        cache = self.arguments.cache / f"{self.cache_name}-words-alone.npy"
+        word_targets = encode_with_teacher(self.teacher, words, cache) - self.mean
+        lever = Lever(self.pca, self.sentences + words, np.concatenate([self.targets, word_targets]), self.arguments)
+        mixed = np.concatenate([self.train, np.arange(count, count + len(words))])
+        outcome = lever.train(random_batches(mixed, 512), self.validation)
+        self.record(f"{len(words):,} words alone join the training sentences", lever, outcome)
 
-    corpus_vectors = base.model.encode(sentences[:100_000], batch_size=4096, normalize_embeddings=False)
-    centre = corpus_vectors.mean(axis=0)
-    components = np.linalg.svd(corpus_vectors - centre, full_matrices=False)[2]
-    table = baseline["table"] - centre
-    for removed in (0, 1, 2):
-        top = components[:removed]
-        changed = table - (table @ top.T) @ top if removed else table
-        record(f"baseline, centred, top {removed} components removed", base, {"table": changed})
-    norms = np.linalg.norm(baseline["table"], axis=1, keepdims=True)
-    record(
-        "baseline, row norms shrunk to their square root",
-        base,
-        {"table": baseline["table"] / np.sqrt(np.maximum(norms, 1e-12))},
-    )
-    write_report(rows, arguments)
+    def post_hoc(self, trained: np.ndarray) -> None:
+        """The trained table changed without training: centred and ABTT, or with its row norms shrunk."""
+        corpus_vectors = self.base.model.encode(self.sentences[:100_000], batch_size=4096, normalize_embeddings=False)
+        centre = corpus_vectors.mean(axis=0)
+        components = np.linalg.svd(corpus_vectors - centre, full_matrices=False)[2]
+        table = trained - centre
+        for removed in (0, 1, 2):
+            top = components[:removed]
+            changed = table - (table @ top.T) @ top if removed else table
+            self.record(f"baseline, centred, top {removed} components removed", self.base, {"table": changed})
+        shrunk = trained / np.sqrt(np.maximum(np.linalg.norm(trained, axis=1, keepdims=True), 1e-12))
+        self.record("baseline, row norms shrunk to their square root", self.base, {"table": shrunk})
 
 
 def write_report(rows: list[dict[str, object]], arguments: argparse.Namespace) -> None:
