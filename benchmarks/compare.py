@@ -144,7 +144,9 @@ def ensure_venv(cache: Path, name: str) -> Path:
 
 def prepare_model2vec(cache: Path, teacher: str) -> Path:
     python = ensure_venv(cache, "model2vec")
-    target = cache / "bench-models" / f"model2vec-{Path(teacher).name}-pca256"
+    # Named after the teacher's record (repo id or folder name), not its resolved folder: a registry teacher
+    # resolves to ".../model", which every such teacher would share.
+    target = cache / "bench-models" / f"model2vec-{Path(teacher_record(teacher)).name}-pca256"
     if not (target / "model.safetensors").exists():
         log(f"distilling {teacher} with model2vec into {target}")
         staging = Path(tempfile.mkdtemp(prefix=".m2v-", dir=target.parent if target.parent.exists() else None))
