@@ -19,6 +19,14 @@ Variants:
   by a frequent corpus word, encoded by the teacher and batched next to their source sentence, so a batch holds
   near-paraphrases the loss must tell apart as the teacher does.
 - ``words alone``: every vocabulary word, encoded alone by the teacher, joins the training sentences.
+- ``extra corpus``: the lines of each ``--extra-corpus`` file (text of another kind than the build's corpus), encoded
+  by the teacher, join the training sentences; with ``--extra-weight k`` each appears k times per epoch.
+- ``mean+max pooling``: the student's sentence vector is its normalised mean word vector next to ``w`` times its
+  normalised element-wise maximum (w = 0.5 and 1), in training and in the scores.
+- ``token table``: a table over the teacher's sub-word tokens instead of words (``--token-table``: a model2vec
+  folder, e.g. ``model2vec.distill`` of the same teacher at 256 dimensions), trained with the same distillation on
+  the same sentences; scored alone (mean of token vectors) and next to the baseline word table (each block
+  normalised, equal weights).
 After training, the baseline table is also changed without training: centred and with its top principal components
 (over corpus sentence vectors) removed, and with every row's norm shrunk to its square root.
 Choose on the dev columns; stsb-en-test is printed for the record only.
@@ -52,7 +60,17 @@ from st_static.training.propagation import propagate_refinement  # noqa: E402
 DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
 TEST_TASKS = ("stsb-en-test",)
 VALIDATION_SIZE = 4096
-LEVERS = ("mse", "joint-teacher", "variants", "words-alone", "post-hoc", "student-temperature")
+LEVERS = (
+    "mse",
+    "joint-teacher",
+    "variants",
+    "words-alone",
+    "extra-corpus",
+    "max-pooling",
+    "token-table",
+    "post-hoc",
+    "student-temperature",
+)
 
 
 def stage_folder(work: Path, stage: str, **expected: object) -> Path:
@@ -120,7 +138,15 @@ def sentence_variants(sentences: list[str], count: int, seed: int = 1) -> tuple[
 class Lever:
     """One distillation run over a fixed set of texts with teacher targets."""
 
-    def __init__(self, pca_folder: Path, texts: list[str], targets: np.ndarray, arguments: argparse.Namespace) -> None:
+    def __init__(
+        self,
+        pca_folder: Path,
+        texts: list[str],
+        targets: np.ndarray,
+        arguments: argparse.Namespace,
+        max_weight: float = 0.0,
+    ) -> None:
+        self.max_weight = max_weight
         self.model = load_model(str(pca_folder))
         self.module = self.model[0]
         self.num_words = self.module.num_words
@@ -139,8 +165,18 @@ class Lever:
         known = (flat < self.num_words).float()  # the [UNK] row counts for nothing, as in the model
         offsets = torch.cat([torch.zeros(1, dtype=torch.long), sizes.cumsum(0)[:-1]])
         sums = F.embedding_bag(flat, table, offsets, mode="sum", per_sample_weights=known, sparse=True)
-        counts = torch.zeros(len(batch)).index_add_(0, torch.repeat_interleave(torch.arange(len(batch)), sizes), known)
-        return sums / counts.clamp(min=1.0)[:, None]
+        bags = torch.repeat_interleave(torch.arange(len(batch)), sizes)
+        counts = torch.zeros(len(batch)).index_add_(0, bags, known)
+        means = sums / counts.clamp(min=1.0)[:, None]
+        if not self.max_weight:
+            return means
+        # embedding_bag's max mode has no sparse gradient: pad each bag's rows and take the maximum
+        positions = torch.arange(len(flat)) - torch.repeat_interleave(offsets, sizes)
+        padded = torch.full((len(batch), max(int(sizes.max()), 1), table.shape[1]), -1e4)
+        padded = padded.index_put((bags, positions), F.embedding(flat, table, sparse=True))
+        maxima = padded.max(dim=1).values
+        maxima = torch.where(maxima <= -1e3, torch.zeros_like(maxima), maxima)  # empty texts
+        return torch.cat([F.normalize(means, dim=1), self.max_weight * F.normalize(maxima, dim=1)], dim=1)
 
     def loss(
         self, student: torch.Tensor, teacher: torch.Tensor, mse_weight: float, student_temperature: float | None = None
@@ -207,10 +243,71 @@ class Lever:
         }
 
     def scores(self, table: np.ndarray, evaluate: Callable) -> dict[str, float]:
+        if self.max_weight:
+            return {task: result["score"] for task, result in evaluate(self.pooled_encoder(table)).items()}
         with torch.no_grad():
             self.module.word_vectors.copy_(torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32)))
             self.module.sync_token_rows()
         return {task: result["score"] for task, result in evaluate(self.model).items()}
+
+    def pooled_encoder(self, table: np.ndarray) -> Callable[[list[str]], np.ndarray]:
+        """An encoder giving the student's mean+max vectors of texts with ``table``."""
+        trained = torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32))
+        rows = torch.cat([trained, torch.zeros(1, table.shape[1])])  # the [UNK] row
+
+        def encode(texts: list[str]) -> np.ndarray:
+            pooled = Lever.__new__(Lever)
+            pooled.num_words, pooled.max_weight = self.num_words, self.max_weight
+            pooled.rows, pooled.starts = self.module.token_ids(list(texts))
+            pooled.lengths = np.diff(np.append(pooled.starts, len(pooled.rows)))
+            with torch.no_grad():
+                batches = np.array_split(np.arange(len(texts)), max(1, len(texts) // 4096))
+                return np.concatenate([pooled.embed(rows, batch).numpy() for batch in batches])
+
+        return encode
+
+
+class TokenLever(Lever):
+    """The distillation on a table over a tokenizer's sub-word tokens (a model2vec folder's table and tokenizer)."""
+
+    def __init__(self, folder: Path, texts: list[str], targets: np.ndarray, arguments: argparse.Namespace) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.no_truncation()
+        self.unknown = self.tokenizer.token_to_id("[UNK]")
+        self.before = torch.from_numpy(load_file(folder / "model.safetensors")["embeddings"].astype(np.float32))
+        self.num_words, self.max_weight = len(self.before), 0.0
+        self.rows, self.starts, self.lengths = self.token_rows(texts)
+        self.targets = torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32))
+        self.arguments = arguments
+
+    def token_rows(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Concatenated token rows (the padding row for a text without known tokens), offsets and lengths."""
+        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        pieces = [[i for i in encoding.ids if i != self.unknown] or [self.num_words] for encoding in encodings]
+        lengths = np.array([len(piece) for piece in pieces])
+        return np.concatenate(pieces).astype(np.int64), np.append(0, lengths.cumsum()[:-1]), lengths
+
+    def encoder(self, table: np.ndarray) -> Callable[[list[str]], np.ndarray]:
+        rows = torch.cat(
+            [torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32)), torch.zeros(1, table.shape[1])]
+        )
+
+        def encode(texts: list[str]) -> np.ndarray:
+            saved = self.rows, self.starts, self.lengths
+            self.rows, self.starts, self.lengths = self.token_rows(texts)
+            try:
+                with torch.no_grad():
+                    return self.embed(rows, np.arange(len(texts))).numpy()
+            finally:
+                self.rows, self.starts, self.lengths = saved
+
+        return encode
+
+    def scores(self, table: np.ndarray, evaluate: Callable) -> dict[str, float]:
+        return {task: result["score"] for task, result in evaluate(self.encoder(table)).items()}
 
 
 def random_batches(train: np.ndarray, size: int) -> Callable[[int], Iterator[np.ndarray]]:
@@ -247,6 +344,9 @@ def main() -> None:
     parser.add_argument("--removed-components", type=int, default=3)
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--variants", type=int, default=10_000, help="Sentences that get word-drop/swap copies.")
+    parser.add_argument("--extra-corpus", type=Path, action="append", default=[], help="Extra training text.")
+    parser.add_argument("--extra-weight", type=int, default=1, help="Times each extra line is seen per epoch.")
+    parser.add_argument("--token-table", type=Path, help="model2vec folder whose token table the lever trains.")
     parser.add_argument("--cache", type=Path, default=REPO / "runs" / "distillation-levers")
     parser.add_argument(
         "--only",
@@ -294,6 +394,13 @@ def main() -> None:
         run.sentence_variants()
     if "words-alone" in wanted:
         run.words_alone()
+    for extra in arguments.extra_corpus if "extra-corpus" in wanted else ():
+        run.extra_corpus(extra, arguments.extra_weight)
+    for weight in (0.5, 1.0) if "max-pooling" in wanted else ():
+        lever = Lever(pca, sentences, targets, arguments, max_weight=weight)
+        run.record(f"mean+max pooling (max x {weight:g})", lever, lever.train(run.batches(), validation))
+    if arguments.token_table and "token-table" in wanted:
+        run.token_table(arguments.token_table, baseline["table"])
     if "post-hoc" in wanted:
         run.post_hoc(baseline["table"])
     write_report(run.rows, arguments)
@@ -360,6 +467,35 @@ class Run:
         mixed = np.concatenate([self.train, np.arange(count, count + len(words))])
         outcome = lever.train(random_batches(mixed, 512), self.validation)
         self.record(f"{len(words):,} words alone join the training sentences", lever, outcome)
+
+    def extra_corpus(self, path: Path, weight: int) -> None:
+        """The lines of ``path``, encoded by the teacher, mixed ``weight`` times into the training sentences."""
+        count = len(self.sentences)
+        lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+        cache = self.arguments.cache / f"{self.cache_name}-extra-{path.stem}-{len(lines)}.npy"
+        extra_targets = encode_with_teacher(self.teacher, lines, cache) - self.mean
+        lever = Lever(self.pca, self.sentences + lines, np.concatenate([self.targets, extra_targets]), self.arguments)
+        mixed = np.concatenate([self.train, *[np.arange(count, count + len(lines))] * weight])
+        outcome = lever.train(random_batches(mixed, 512), self.validation)
+        self.record(f"{len(lines):,} lines of {path.name} (x{weight}) join the training sentences", lever, outcome)
+
+    def token_table(self, folder: Path, word_table: np.ndarray) -> None:
+        """A sub-word token table trained like the word table; alone, then next to the baseline word table."""
+        lever = TokenLever(folder, self.sentences, self.targets, self.arguments)
+        outcome = lever.train(self.batches(), self.validation)
+        self.record(f"token table of {folder.name}, distilled", lever, outcome)
+        token_encoder = lever.encoder(outcome["table"])
+        with torch.no_grad():
+            self.base.module.word_vectors.copy_(torch.from_numpy(np.ascontiguousarray(word_table, dtype=np.float32)))
+            self.base.module.sync_token_rows()
+
+        def both(texts: list[str]) -> np.ndarray:
+            words = self.base.model.encode(list(texts), batch_size=4096)
+            return np.concatenate([unit_rows(words), unit_rows(token_encoder(texts))], axis=1)
+
+        scores = {task: result["score"] for task, result in self.evaluate(both).items()}
+        self.rows.append({"variant": "baseline word table + distilled token table (ensemble)", "scores": scores})
+        print(json.dumps(self.rows[-1]), flush=True)
 
     def post_hoc(self, trained: np.ndarray) -> None:
         """The trained table changed without training: centred and ABTT, or with its row norms shrunk."""
