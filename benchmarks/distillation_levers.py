@@ -27,6 +27,10 @@ Variants:
   folder, e.g. ``model2vec.distill`` of the same teacher at 256 dimensions), trained with the same distillation on
   the same sentences; scored alone (mean of token vectors) and next to the baseline word table (each block
   normalised, equal weights).
+- ``word + token table, trained together``: the word table and that token table trained as one student, folded
+  back into word rows afterwards (a word's token part is the sum of its tokens' rows). ``sum``: a word's vector is
+  its row plus the mean of its tokens' rows (one 256-wide word table; token rows start at zero). ``concat``: the
+  normalised mean of word rows next to the normalised mean of the words' token rows (512 wide).
 After training, the baseline table is also changed without training: centred and with its top principal components
 (over corpus sentence vectors) removed, and with every row's norm shrunk to its square root.
 Choose on the dev columns; stsb-en-test is printed for the record only.
@@ -68,6 +72,7 @@ LEVERS = (
     "extra-corpus",
     "max-pooling",
     "token-table",
+    "word-token-joint",
     "post-hoc",
     "student-temperature",
 )
@@ -288,7 +293,8 @@ class TokenLever(Lever):
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         pieces = [[i for i in encoding.ids if i != self.unknown] or [self.num_words] for encoding in encodings]
         lengths = np.array([len(piece) for piece in pieces])
-        return np.concatenate(pieces).astype(np.int64), np.append(0, lengths.cumsum()[:-1]), lengths
+        flat = np.array([row for piece in pieces for row in piece], dtype=np.int64)
+        return flat, np.append(0, lengths.cumsum()[:-1]), lengths
 
     def encoder(self, table: np.ndarray) -> Callable[[list[str]], np.ndarray]:
         rows = torch.cat(
@@ -308,6 +314,83 @@ class TokenLever(Lever):
 
     def scores(self, table: np.ndarray, evaluate: Callable) -> dict[str, float]:
         return {task: result["score"] for task, result in evaluate(self.encoder(table)).items()}
+
+
+class WordTokenLever(Lever):
+    """The word table and a sub-word token table trained as one student (rows: words, [UNK], tokens)."""
+
+    def __init__(
+        self,
+        pca_folder: Path,
+        texts: list[str],
+        targets: np.ndarray,
+        arguments: argparse.Namespace,
+        token_folder: Path,
+        mode: str,
+    ) -> None:
+        super().__init__(pca_folder, texts, targets, arguments)
+        tokens = TokenLever(token_folder, [], np.zeros((0, 1)), arguments)
+        self.mode, self.words = mode, self.num_words
+        vocabulary = self.module.vocabulary[: self.words]
+        encodings = tokens.tokenizer.encode_batch(list(vocabulary), add_special_tokens=False)
+        pieces = [[i + self.words + 1 for i in encoding.ids if i != tokens.unknown] for encoding in encodings]
+        self.token_counts = np.array([len(piece) for piece in pieces] + [0])  # [UNK] has no tokens
+        self.token_starts = np.append(0, self.token_counts.cumsum()[:-1])
+        self.token_flat = np.array([i for piece in pieces for i in piece], dtype=np.int64)
+        start = tokens.before if mode == "concat" else torch.zeros_like(tokens.before)
+        self.before = torch.cat([self.before, torch.zeros(1, self.before.shape[1]), start])
+        self.num_words = len(self.before)  # every row trains
+
+    def embed(self, table: torch.Tensor, batch: np.ndarray) -> torch.Tensor:
+        pieces = [self.rows[self.starts[i] : self.starts[i] + self.lengths[i]] for i in batch]
+        sizes = np.array([len(piece) for piece in pieces])
+        flat = np.concatenate(pieces)
+        known = flat < self.words
+        words_of = np.repeat(np.arange(len(batch)), sizes)
+        counts = self.token_counts[np.where(known, flat, self.words)]
+        token_ids = np.concatenate(
+            [self.token_flat[self.token_starts[r] : self.token_starts[r] + counts[j]] for j, r in enumerate(flat)]
+            + [np.zeros(0, dtype=np.int64)]
+        )
+        token_bags = torch.from_numpy(np.repeat(words_of, counts))
+        weights = torch.from_numpy(known.astype(np.float32))
+        offsets = torch.from_numpy(np.append(0, sizes.cumsum()[:-1]))
+        word_sums = F.embedding_bag(
+            torch.from_numpy(flat), table, offsets, mode="sum", per_sample_weights=weights, sparse=True
+        )
+        word_counts = torch.zeros(len(batch)).index_add_(0, torch.from_numpy(words_of), weights).clamp(min=1.0)
+        token_vectors = F.embedding(torch.from_numpy(token_ids), table, sparse=True)
+        if self.mode == "sum":  # each word adds the mean of its tokens' rows
+            share = torch.from_numpy(np.repeat(1.0 / np.maximum(counts, 1), counts).astype(np.float32))
+            token_sums = torch.zeros_like(word_sums).index_add(0, token_bags, token_vectors * share[:, None])
+            return (word_sums + token_sums) / word_counts[:, None]
+        token_sums = torch.zeros_like(word_sums).index_add(0, token_bags, token_vectors)
+        token_counts = torch.zeros(len(batch)).index_add_(0, token_bags, torch.ones(len(token_ids))).clamp(min=1.0)
+        means = (word_sums / word_counts[:, None], token_sums / token_counts[:, None])
+        return torch.cat([F.normalize(means[0], dim=1), F.normalize(means[1], dim=1)], dim=1)
+
+    def scores(self, table: np.ndarray, evaluate: Callable) -> dict[str, float]:
+        """Scores of the folded word table(s): what a saved model would hold."""
+        word_rows, token_rows = table[: self.words], table[self.words + 1 :]
+        folded = np.zeros_like(word_rows)
+        np.add.at(
+            folded,
+            np.repeat(np.arange(self.words), self.token_counts[:-1]),
+            token_rows[self.token_flat - self.words - 1],
+        )
+        if self.mode == "sum":
+            return super().scores(word_rows + folded / np.maximum(self.token_counts[:-1], 1)[:, None], evaluate)
+
+        def blocks(texts: list[str]) -> np.ndarray:
+            halves = []
+            for rows in (word_rows, folded):
+                with torch.no_grad():
+                    self.module.word_vectors.copy_(torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)))
+                    self.module.sync_token_rows()
+                halves.append(unit_rows(self.model.encode(list(texts), batch_size=4096)))
+            return np.concatenate(halves, axis=1)
+
+        return {task: result["score"] for task, result in evaluate(blocks).items()}
 
 
 def random_batches(train: np.ndarray, size: int) -> Callable[[int], Iterator[np.ndarray]]:
@@ -401,6 +484,9 @@ def main() -> None:
         run.record(f"mean+max pooling (max x {weight:g})", lever, lever.train(run.batches(), validation))
     if arguments.token_table and "token-table" in wanted:
         run.token_table(arguments.token_table, baseline["table"])
+    for mode in ("sum", "concat") if arguments.token_table and "word-token-joint" in wanted else ():
+        lever = WordTokenLever(pca, sentences, targets, arguments, arguments.token_table, mode)
+        run.record(f"word + token table trained together ({mode})", lever, lever.train(run.batches(), validation))
     if "post-hoc" in wanted:
         run.post_hoc(baseline["table"])
     write_report(run.rows, arguments)
