@@ -21,6 +21,8 @@ Variants:
 - ``words alone``: every vocabulary word, encoded alone by the teacher, joins the training sentences.
 - ``extra corpus``: the lines of each ``--extra-corpus`` file (text of another kind than the build's corpus), encoded
   by the teacher, join the training sentences; with ``--extra-weight k`` each appears k times per epoch.
+- ``short sentences x k``: training sentences of at most 10 words are drawn k times per epoch (k = 2, 4), leaning
+  the distillation towards short, caption-like text.
 - ``mean+max pooling``: the student's sentence vector is its normalised mean word vector next to ``w`` times its
   normalised element-wise maximum (w = 0.5 and 1), in training and in the scores.
 - ``token table``: a table over the teacher's sub-word tokens instead of words (``--token-table``: a model2vec
@@ -71,6 +73,7 @@ LEVERS = (
     "words-alone",
     "extra-corpus",
     "max-pooling",
+    "short-sentences",
     "token-table",
     "word-token-joint",
     "post-hoc",
@@ -479,6 +482,11 @@ def main() -> None:
         run.words_alone()
     for extra in arguments.extra_corpus if "extra-corpus" in wanted else ():
         run.extra_corpus(extra, arguments.extra_weight)
+    short = np.array([index for index in train if len(sentences[index].split()) <= 10])
+    for weight in (2, 4) if "short-sentences" in wanted else ():
+        mixed = np.concatenate([train, *[short] * (weight - 1)])
+        outcome = run.base.train(random_batches(mixed, 512), validation)
+        run.record(f"{len(short):,} sentences of <= 10 words drawn x {weight}", run.base, outcome)
     for weight in (0.5, 1.0) if "max-pooling" in wanted else ():
         lever = Lever(pca, sentences, targets, arguments, max_weight=weight)
         run.record(f"mean+max pooling (max x {weight:g})", lever, lever.train(run.batches(), validation))
