@@ -120,6 +120,8 @@ def run_pipeline(
         CorpusError, TeacherError, SettingsError: Before any heavy work, for unusable inputs.
     """
     corpus = corpus if corpus is not None else settings.corpus
+    settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
+    logger.info("Teacher prompt: %r.", settings.extraction.prompt)
     sources = [*([corpus] if corpus is not None else []), *(settings.parallel or [])]
     if not sources:
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")

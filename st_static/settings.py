@@ -8,11 +8,11 @@ settings, so a new field reaches both without further code. Values are checked w
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from st_static.errors import StStaticError
-from st_static.teachers import DEFAULT_TEACHER
+from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
 
 class SettingsError(StStaticError, ValueError):
@@ -50,7 +50,11 @@ class ExtractionSettings:
     """Step 1: the vocabulary, the sentences the teacher reads, and how it reads them."""
 
     teacher: str = setting(DEFAULT_TEACHER, "Teacher: a Sentence Transformer folder or Hub repo id.")
-    prompt: str = setting("", 'Text put before every sentence for the teacher, e.g. "query: " for e5 models.')
+    prompt: str | None = setting(
+        None,
+        'Text put before every sentence for the teacher, e.g. "query: " for e5 models. Default: the teacher\'s own '
+        'similarity prompt (st-static\'s teacher registry, else its default_prompt_name); "" for none.',
+    )
     vocab_size: int = setting(150_000, "Largest vocabulary (per language written with spaces).")
     spaceless_vocab_size: int = setting(
         30_000, "Largest vocabulary per language written without spaces (Chinese, Japanese: teacher tokens)."
@@ -97,6 +101,12 @@ class ExtractionSettings:
             raise SettingsError(f"teacher_precision must be auto, float32 or bfloat16, got {self.teacher_precision!r}.")
         if not self.teacher:
             raise SettingsError("teacher must name a Sentence Transformer (folder or Hub repo id).")
+
+    def with_teacher_prompt(self) -> ExtractionSettings:
+        """These settings with the teacher's own prompt filled in where none was given (``prompt=None``)."""
+        if self.prompt is not None:
+            return self
+        return replace(self, prompt=default_prompt(self.teacher))
 
 
 @dataclass

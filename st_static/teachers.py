@@ -9,11 +9,16 @@ for a local teacher the registry does not know: never by this machine's path.
 from __future__ import annotations
 
 import importlib
+import json
+import logging
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from st_static.errors import StStaticError
 
@@ -21,6 +26,8 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Transformer
     from tokenizers import Tokenizer
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TEACHER = "sentence-transformers/all-MiniLM-L6-v2"
 SENTENCEPIECE_SPACE = "\u2581"
@@ -71,7 +78,15 @@ KNOWN_TEACHERS: tuple[KnownTeacher, ...] = (
         prompt="query: ",
         languages=("multilingual",),
     ),
+    KnownTeacher(
+        "google/embeddinggemma-300m",
+        aliases=("gemma", "embeddinggemma"),
+        license="gemma",
+        prompt="task: sentence similarity | query: ",
+        languages=("multilingual",),
+    ),
 )
+PROMPTS_FILE = "config_sentence_transformers.json"
 
 
 def _packaged_folder(teacher: KnownTeacher) -> str | None:
@@ -116,6 +131,36 @@ def resolve_teacher(name_or_path: str | os.PathLike[str]) -> str:
     if teacher is None:
         return name
     return _packaged_folder(teacher) or teacher.repo_id
+
+
+def default_prompt(name_or_path: str | os.PathLike[str]) -> str:
+    """The prompt a teacher reads sentences with unless the user gives one.
+
+    The registry's similarity prompt for a known teacher; else, for a local folder, the prompt its
+    ``config_sentence_transformers.json`` names as ``default_prompt_name``; else none.
+
+    Raises:
+        TeacherError: If the folder's prompt configuration cannot be read or names a prompt it does not define.
+    """
+    known = find_teacher(name_or_path)
+    if known is not None:
+        return known.prompt
+    config_path = Path(resolve_teacher(name_or_path)) / PROMPTS_FILE
+    if not config_path.is_file():
+        return ""
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise TeacherError(f"Cannot read the teacher's {PROMPTS_FILE}: {error}.") from error
+    if not isinstance(config, dict):
+        raise TeacherError(f"The teacher's {PROMPTS_FILE} is not a JSON object.")
+    name = config.get("default_prompt_name")
+    if not name:
+        return ""
+    prompts = config.get("prompts")
+    if not isinstance(prompts, dict) or not isinstance(prompts.get(name), str):
+        raise TeacherError(f"The teacher's {PROMPTS_FILE} names the default prompt {name!r} but does not define it.")
+    return prompts[name]
 
 
 def teacher_record(name_or_path: str | os.PathLike[str]) -> str:
@@ -261,6 +306,46 @@ def check_teacher(teacher: SentenceTransformer) -> Transformer:
     if "token_embeddings" not in output or "sentence_embedding" not in output:
         raise TeacherError("The teacher does not output both token_embeddings and sentence_embedding.")
     return first
+
+
+def sentence_head(teacher: SentenceTransformer) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The linear map the teacher applies after mean pooling (its ``Dense`` layers), for token vectors.
+
+    Mean pooling and identity-activation ``Dense`` layers are linear, so mapping each token vector (or a mean of
+    them) through the layers gives what the teacher's own pooled sentence vector would be: word vectors land in the
+    space of the sentence targets. ``None`` when there is nothing to apply (no ``Dense``: the identity), or when
+    the head is not linear (non-mean pooling, a non-identity activation, another module), which is logged.
+    """
+    import torch
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize, Pooling
+
+    layers: list[torch.nn.Linear] = []
+    for module in list(teacher)[1:]:
+        if isinstance(module, Normalize):
+            break
+        if isinstance(module, Pooling):
+            if module.pooling_mode != "mean":
+                logger.warning("The teacher pools by %s; its token vectors are used as they are.", module.pooling_mode)
+                return None
+            continue
+        if isinstance(module, Dense) and isinstance(module.activation_function, torch.nn.Identity):
+            layers.append(module.linear)
+            continue
+        logger.warning("The teacher's %s is not linear; token vectors are used as they are.", type(module).__name__)
+        return None
+    if not layers:
+        return None
+
+    def apply(vectors: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            mapped = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32))
+            for layer in layers:
+                weight = layer.weight.detach().float().cpu()
+                bias = layer.bias.detach().float().cpu() if layer.bias is not None else None
+                mapped = torch.nn.functional.linear(mapped, weight, bias)
+        return mapped.numpy()
+
+    return apply
 
 
 def strip_subword_markers(piece: str) -> str:

@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -65,6 +66,9 @@ def build(
     from st_static.evaluation.suite import task_evaluator
 
     settings = settings_from_options(settings_values)
+    settings = replace(settings, extraction=settings.extraction.with_teacher_prompt())
+    own = " (the teacher's own)" if settings_values.get("prompt") is None else ""
+    typer.echo(f"Teacher prompt: {settings.extraction.prompt!r}{own}")
     evaluator = None
     if eval_data is not None:
         tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)

@@ -28,7 +28,7 @@ from st_static.distributed import process_rank
 from st_static.extraction.selection import OccurrenceFinder
 from st_static.files import write_file_atomically
 from st_static.settings import ExtractionSettings
-from st_static.teachers import TeacherError, check_teacher
+from st_static.teachers import TeacherError, check_teacher, sentence_head
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +232,14 @@ def extract_word_vectors(
     rank, world_size = process_rank()
     aligner = TokenAligner(transformer.tokenizer, word_tokenizer, teacher.max_seq_length or 512)
     num_words = aligner.finder.num_words
-    dim = teacher.get_embedding_dimension() or transformer.get_embedding_dimension()
+    token_dim = transformer.get_embedding_dimension()
+    dim = teacher.get_embedding_dimension() or token_dim
+    head = sentence_head(teacher)
+    if head is None and dim != token_dim:
+        raise TeacherError(
+            f"The teacher's sentence vectors ({dim}-d) come from its {token_dim}-d token vectors through a head that "
+            "is not linear; word vectors cannot be put in their space."
+        )
     batches = plan_batches(sentences, batch_tokens, max_batch_size, teacher_token_counts(teacher, sentences, prompt))
     plan = f"tokens:{batch_tokens}/{max_batch_size}/{len(batches)}/{world_size}"
     folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
@@ -240,7 +247,7 @@ def extract_word_vectors(
         folder.mkdir(parents=True, exist_ok=True)
     fingerprint = _fingerprint(teacher_name, prompt, word_tokenizer, sentences, plan)
 
-    sums = np.zeros((num_words, dim), dtype=np.float64)
+    sums = np.zeros((num_words, token_dim), dtype=np.float64)
     counts = np.zeros(num_words, dtype=np.int64)
     next_batch = 0
     checkpoint = _Checkpoint(folder, rank, fingerprint) if folder is not None else None
@@ -316,7 +323,8 @@ def extract_word_vectors(
         targets = _gather_targets(targets, batches, folder, world_size, rank, len(sentences), dim)
     word_vectors = np.zeros((num_words, dim), dtype=np.float32)
     seen_rows = counts > 0
-    word_vectors[seen_rows] = (sums[seen_rows] / counts[seen_rows, None]).astype(np.float32)
+    means = (sums[seen_rows] / counts[seen_rows, None]).astype(np.float32)
+    word_vectors[seen_rows] = head(means) if head is not None else means  # into the sentence targets' space
     stats = {
         "sentences_encoded": len(sentences),
         "teacher_tokens": tokens_done,

@@ -160,6 +160,7 @@ def run_extraction(
         TeacherError: If the teacher cannot be found or cannot give token vectors.
     """
     output = Path(output)
+    settings = settings.with_teacher_prompt()
     if resume and (output / "stats.json").is_file():
         logger.info("Extraction already finished in %s; reusing it.", output)
         return ExtractionStage.open(output)
