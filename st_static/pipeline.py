@@ -31,6 +31,7 @@ from st_static.extraction.corpus import (
     corpus_name,
     iter_sentences,
 )
+from st_static.extraction.long_texts import LongTexts, run_long_texts
 from st_static.extraction.multilingual import (
     MultilingualCorpus,
     build_multilingual_vocabulary,
@@ -47,7 +48,7 @@ from st_static.files import content_digest, staged_folder
 from st_static.io import load_model, write_model
 from st_static.languages import has_spaceless_language
 from st_static.settings import BuildSettings
-from st_static.teachers import load_teacher_tokenizer, teacher_precision
+from st_static.teachers import load_teacher, load_teacher_tokenizer, teacher_precision
 from st_static.training.records import HISTORY_FILE_NAME
 
 logger = logging.getLogger(__name__)
@@ -96,6 +97,7 @@ class _Stages:
 
 
 COMPLETION_FIELDS = ("complete_words", "complete_spaceless")  # keyed by the completion stage, not the extraction
+LONG_TEXT_FIELDS = ("long_texts", "long_text_sentences")  # keyed by the long-texts stage
 
 
 def run_pipeline(
@@ -135,6 +137,7 @@ def run_pipeline(
     started = time.perf_counter()
     extraction_settings = asdict(settings.extraction)
     completion_settings = {name: extraction_settings.pop(name) for name in COMPLETION_FIELDS}
+    long_text_settings = {name: extraction_settings.pop(name) for name in LONG_TEXT_FIELDS}
     extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
     extraction_key = stage_key(extraction_settings, settings.languages, [corpus_digest(source) for source in sources])
     multilingual = _read_multilingual(settings, corpus) if settings.crosslingual else None
@@ -161,14 +164,27 @@ def run_pipeline(
     reduced = load_model(reduction_path)
     stages.finished("pca", started, reduced)
 
-    extra_pairs = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
-    refinement_key = stage_key(reduction_key, asdict(settings.refinement), extra_pairs)
+    long_texts = None
+    refinement_inputs: list[Any] = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
+    if settings.extraction.long_texts and corpus is not None and multilingual is None:
+        long_key = stage_key(
+            extraction_settings["teacher"],
+            extraction_settings["prompt"],
+            extraction_settings["teacher_precision"],
+            corpus_digest(corpus),
+            long_text_settings,
+        )
+        started = time.perf_counter()
+        long_texts = _long_texts(settings, corpus, work_dir / f"long-texts-{long_key}")
+        stages.finished("long texts", started, None)
+        refinement_inputs.append(long_key)
+    refinement_key = stage_key(reduction_key, asdict(settings.refinement), *refinement_inputs)
     stage = "contrastive" if multilingual is not None else "distillation"
     refined_path = work_dir / f"{stage}-{refinement_key}"
     started = time.perf_counter()
     if not (refined_path / "modules.json").is_file():  # every process trains (DDP); the first one writes
         pairs = multilingual.pairs if multilingual is not None else None
-        _refine(reduced, extraction, settings, refined_path, pairs)
+        _refine(reduced, extraction, settings, refined_path, pairs, long_texts)
     barrier()
     refined = load_model(refined_path)
     refined[0].metadata.update(_recorded_inputs(settings, corpus, metadata))
@@ -252,6 +268,24 @@ def _extract(
     )
 
 
+def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path) -> LongTexts:
+    """Step 1c: the long texts and their teacher vectors (one process makes them; the others read its folder)."""
+    if is_first_process() and not (destination / "targets.npy").is_file():
+        teacher = load_teacher(
+            settings.extraction.teacher, device=settings.device, precision=settings.extraction.teacher_precision
+        )
+        run_long_texts(
+            list(iter_sentences(corpus)),
+            teacher,
+            destination,
+            count=settings.extraction.long_texts,
+            sentences_per_text=settings.extraction.long_text_sentences,
+            prompt=settings.extraction.prompt or "",
+        )
+    barrier()
+    return LongTexts.open(destination)
+
+
 def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
     from st_static.data import read_translation_pairs
@@ -269,6 +303,7 @@ def _refine(
     settings: BuildSettings,
     destination: Path,
     pairs: dict[tuple[str, str], list[tuple[str, str]]] | None,
+    long_texts: LongTexts | None = None,
 ) -> None:
     """Step 3: train the reduced table on the cached teacher targets and/or translation pairs; save the refined
     model with its training record (``training/``) in ``destination``."""
@@ -279,6 +314,9 @@ def _refine(
     if pairs is None or settings.refinement.crosslingual_distillation:
         sentences = extraction.sentences()
         targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+        if long_texts is not None:
+            sentences = [*sentences, *long_texts.texts]
+            targets = np.concatenate([targets, long_texts.targets])
     training_only = _extra_pairs(settings) if pairs is not None else None
     if not is_first_process():
         refine(

@@ -84,6 +84,12 @@ class ExtractionSettings:
         "One-language tables: of the language's this-many most frequent words (wordfreq), add those the corpus lacks, "
         "encoded alone by the teacher and mapped into the table (0: none).",
     )
+    long_texts: int = setting(
+        0,
+        "Multi-sentence texts (runs of consecutive corpus lines) the teacher also reads, added to the distillation "
+        "targets so the table learns how long texts' words add up (documents, search); 0: none.",
+    )
+    long_text_sentences: int = setting(4, "Corpus lines joined into one long text.")
     complete_spaceless: bool = setting(
         True,
         "Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that the corpus "
@@ -93,8 +99,16 @@ class ExtractionSettings:
     def __post_init__(self) -> None:
         _positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
         _positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
-        if isinstance(self.complete_words, bool) or not isinstance(self.complete_words, int) or self.complete_words < 0:
-            raise SettingsError(f"complete_words must be 0 or more, got {self.complete_words!r}.")
+        for name in ("complete_words", "long_texts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SettingsError(f"{name} must be 0 or more, got {value!r}.")
+        if (
+            isinstance(self.long_text_sentences, bool)
+            or not isinstance(self.long_text_sentences, int)
+            or (self.long_text_sentences < 2)
+        ):
+            raise SettingsError(f"long_text_sentences must be 2 or more, got {self.long_text_sentences!r}.")
         if not 0.0 <= self.wordfreq_weight <= 1.0:
             raise SettingsError(f"wordfreq_weight must lie in [0, 1], got {self.wordfreq_weight}.")
         if self.teacher_precision not in ("auto", "float32", "bfloat16"):

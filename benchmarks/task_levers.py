@@ -1,0 +1,182 @@
+"""Build levers measured on the task files (classification, clustering, retrieval) and on STS, dev and test apart.
+
+    python benchmarks/task_levers.py --corpus ../shared/data/corpus/en.txt --data ../shared/data \
+        --work models/swe-minilm-256.work --variant "baseline|" --variant "long texts 20k|long_texts=20000" \
+        --output benchmarks/results/DATE-task-levers.md
+
+Every variant is a build over one shared stage cache (the default build's, so the teacher pass is reused). The task
+files are evaluation data, so choosing happens on dev halves cut from them with a fixed seed: classification fits on
+70% of the train half and scores the other 30% (dev) or fits on the whole train half and scores the test half
+(test); clustering and retrieval split items / queries in two halves. STS dev sets (stsb-en-dev, sick-dev,
+msrp-dev) are dev; stsb-en-test and the task test halves are reported only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from st_static.distill_api import distill  # noqa: E402
+from st_static.evaluation.suite import task_evaluator  # noqa: E402
+
+csv.field_size_limit(sys.maxsize)
+STS_DEV = ("stsb-en-dev", "sick-dev", "msrp-dev")
+STS_TEST = ("stsb-en-test",)
+Encode = Callable[[list[str]], np.ndarray]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def _halves(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    order = np.random.default_rng(seed).permutation(count)
+    return order[: count // 2], order[count // 2 :]
+
+
+def classification(encode: Encode, path: Path) -> tuple[float, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    rows = _rows(path)
+    train = [row for row in rows if row["split"] == "train"]
+    test = [row for row in rows if row["split"] == "test"]
+    train_vectors = encode([row["text"] for row in train])
+    train_labels = np.array([row["label"] for row in train])
+    order = np.random.default_rng(0).permutation(len(train))
+    fit, dev = order[: int(0.7 * len(train))], order[int(0.7 * len(train)) :]
+    dev_score = LogisticRegression(max_iter=1000).fit(train_vectors[fit], train_labels[fit])
+    dev_accuracy = dev_score.score(train_vectors[dev], train_labels[dev])
+    model = LogisticRegression(max_iter=1000).fit(train_vectors, train_labels)
+    test_accuracy = model.score(encode([row["text"] for row in test]), [row["label"] for row in test])
+    return 100 * dev_accuracy, 100 * test_accuracy
+
+
+def clustering(encode: Encode, path: Path) -> tuple[float, float]:
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import v_measure_score
+
+    rows = _rows(path)
+    vectors = encode([row["text"] for row in rows])
+    labels = np.array([row["label"] for row in rows])
+    scores = []
+    for half in _halves(len(rows)):
+        k = len(set(labels[half]))
+        runs = [KMeans(k, n_init=1, random_state=seed).fit_predict(vectors[half]) for seed in range(10)]
+        scores.append(100 * float(np.mean([v_measure_score(labels[half], run) for run in runs])))
+    return scores[0], scores[1]
+
+
+def retrieval(encode: Encode, folder: Path) -> tuple[float, float]:
+    corpus, queries = _rows(folder / "corpus.tsv"), _rows(folder / "queries.tsv")
+    relevant: dict[str, set[str]] = {}
+    for row in _rows(folder / "qrels.tsv"):
+        if float(row["score"]) >= 1:
+            relevant.setdefault(row["query_id"], set()).add(row["doc_id"])
+    doc_ids = np.array([row["id"] for row in corpus])
+    similarities = encode([row["text"] for row in queries]) @ encode([row["text"] for row in corpus]).T
+    gains = []
+    for index, query in enumerate(queries):
+        wanted = relevant.get(query["id"], set())
+        top = np.argsort(-similarities[index], kind="stable")[:10]
+        dcg = sum(1 / np.log2(rank + 2) for rank, doc in enumerate(top) if doc_ids[doc] in wanted)
+        ideal = sum(1 / np.log2(rank + 2) for rank in range(min(10, len(wanted))))
+        gains.append(dcg / ideal if ideal else 0.0)
+    gains_array = np.array(gains)
+    return tuple(100 * float(gains_array[half].mean()) for half in _halves(len(queries)))  # type: ignore[return-value]
+
+
+ENGLISH_TASKS = {
+    "bbc-news-classification": (classification, "bbc-news-classification.tsv"),
+    "bbc-news-title-clustering": (clustering, "bbc-news-title-clustering.tsv"),
+    "bbc-news-title-to-article": (retrieval, "bbc-news-title-to-article"),
+    "chatterbot-qa-en": (retrieval, "chatterbot-qa-en"),
+    "rotten-tomatoes-sentiment": (classification, "rotten-tomatoes-sentiment.tsv"),
+}
+
+
+def task_scores(model: object, tasks_dir: Path) -> dict[str, tuple[float, float]]:
+    """``task -> (dev half, test half)`` for the English task files."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return np.asarray(model.encode(texts, batch_size=1024, normalize_embeddings=True))  # type: ignore[attr-defined]
+
+    return {name: scorer(encode, tasks_dir / file) for name, (scorer, file) in ENGLISH_TASKS.items()}
+
+
+def parse_values(text: str) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, value = item.partition("=")
+        try:
+            values[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            values[name.strip()] = value.strip()
+    return values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--teacher", default="sentence-transformers/all-MiniLM-L6-v2")
+    parser.add_argument("--set", default="", help="name=value,... shared by every variant")
+    parser.add_argument("--variant", action="append", required=True, help='"NAME|name=value,..."')
+    parser.add_argument("--output", type=Path)
+    arguments = parser.parse_args()
+
+    evaluate_sts = task_evaluator(arguments.data, ",".join(STS_DEV + STS_TEST))
+    rows = []
+    for variant in arguments.variant:
+        name, _, values = variant.partition("|")
+        overrides = {**parse_values(arguments.set), **parse_values(values)}
+        started = time.perf_counter()
+        model = distill(arguments.teacher, arguments.corpus, work_dir=arguments.work, **overrides)
+        seconds = time.perf_counter() - started
+        sts = {task: result["score"] for task, result in evaluate_sts(model).items()}
+        tasks = task_scores(model, arguments.data / "tasks")
+        row = {
+            "variant": name,
+            "settings": overrides,
+            "seconds": seconds,
+            "sts": sts,
+            "tasks": tasks,
+            "sts_dev_mean": float(np.mean([sts[task] for task in STS_DEV])),
+            "task_dev_mean": float(np.mean([dev for dev, _ in tasks.values()])),
+            "task_test_mean": float(np.mean([test for _, test in tasks.values()])),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    task_names = list(ENGLISH_TASKS)
+    header = ["variant", *STS_DEV, "STS dev mean", *(f"{task} dev" for task in task_names), "task dev mean"]
+    header += ["stsb-en-test", *(f"{task} test" for task in task_names), "task test mean"]
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+    for row in rows:
+        cells = [row["variant"], *(f"{row['sts'][task]:.2f}" for task in STS_DEV), f"{row['sts_dev_mean']:.2f}"]
+        cells += [f"{row['tasks'][task][0]:.2f}" for task in task_names] + [f"{row['task_dev_mean']:.2f}"]
+        cells += [f"{row['sts']['stsb-en-test']:.2f}"]
+        cells += [f"{row['tasks'][task][1]:.2f}" for task in task_names] + [f"{row['task_test_mean']:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    print(table)
+    if arguments.output:
+        command = "python benchmarks/task_levers.py " + " ".join(sys.argv[1:])
+        text = f"# Task levers\n\nCommand: `{command}`\n\n{table}\n"
+        arguments.output.write_text(text, encoding="utf-8")
+        arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

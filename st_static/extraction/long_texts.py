@@ -1,0 +1,140 @@
+"""Step 1c: multi-sentence texts and the teacher's vectors of them, extra distillation targets.
+
+The corpus sentences teach how a short sentence's words add up. Searching and clustering documents needs the same
+for long texts, where the teacher weighs a few topical words against many function words. A long text here is a
+run of consecutive corpus lines joined with spaces, cut to the teacher's input length, so the student (which reads
+every word) sees what the teacher read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from st_static.files import staged_folder, write_text_atomically
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+logger = logging.getLogger(__name__)
+
+TEXTS_FILE = "texts.txt"
+TARGETS_FILE = "targets.npy"
+CHUNK = 512
+"""Texts per resumable chunk of the teacher pass."""
+
+
+@dataclass(frozen=True)
+class LongTexts:
+    """Multi-sentence texts and the teacher's (normalised) sentence vectors of them."""
+
+    texts: list[str]
+    targets: np.ndarray
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str]) -> LongTexts:
+        folder = Path(folder)
+        texts = (folder / TEXTS_FILE).read_text(encoding="utf-8").split("\n")
+        return cls(texts=texts, targets=np.load(folder / TARGETS_FILE))
+
+
+def make_long_texts(
+    sentences: Sequence[str],
+    count: int,
+    sentences_per_text: int,
+    seed: int = 0,
+    cut: int | None = None,
+) -> list[str]:
+    """``count`` runs of ``sentences_per_text`` consecutive sentences, each joined with spaces.
+
+    Args:
+        sentences: The corpus, in file order.
+        count: How many texts (fewer when the corpus has fewer runs).
+        sentences_per_text: Sentences per text (the last run of the corpus may be shorter).
+        seed: Chooses the runs.
+        cut: Keep at most this many whitespace-separated words of a text (the teacher's reach).
+
+    Raises:
+        ValueError: If ``sentences_per_text`` < 2 or the corpus has fewer sentences than one text needs.
+    """
+    if sentences_per_text < 2:
+        raise ValueError(f"A long text joins at least 2 sentences, got {sentences_per_text}.")
+    runs = len(sentences) // sentences_per_text
+    if runs < 1:
+        raise ValueError(f"The corpus has {len(sentences)} sentences, fewer than one long text needs.")
+    starts = np.random.default_rng(seed).permutation(runs)[:count] * sentences_per_text
+    texts = []
+    for start in sorted(int(start) for start in starts):
+        words = " ".join(sentences[start : start + sentences_per_text]).split()
+        texts.append(" ".join(words[:cut] if cut else words))
+    return texts
+
+
+def encode_long_texts(
+    teacher: SentenceTransformer, texts: list[str], prompt: str, partial: Path, batch_size: int = 32
+) -> np.ndarray:
+    """The teacher's normalised vectors of ``texts``, chunk by chunk, resuming from chunks kept in ``partial``."""
+    partial.mkdir(parents=True, exist_ok=True)
+    fingerprint = {"texts": len(texts), "first": texts[0] if texts else "", "prompt": prompt}
+    marker = partial / "fingerprint.json"
+    if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")) != fingerprint:
+        for stale in partial.glob("chunk-*.npy"):
+            stale.unlink()
+    write_text_atomically(marker, json.dumps(fingerprint))
+    chunks = []
+    for start in tqdm(range(0, len(texts), CHUNK), desc="Encoding long texts", unit=" chunks", mininterval=2.0):
+        path = partial / f"chunk-{start // CHUNK:06d}.npy"
+        if path.is_file():
+            chunks.append(np.load(path))
+            continue
+        vectors = teacher.encode(
+            texts[start : start + CHUNK],
+            prompt=prompt or None,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32)
+        with open(f"{path}.tmp", "wb") as handle:
+            np.save(handle, vectors)
+        os.replace(f"{path}.tmp", path)
+        chunks.append(vectors)
+    return np.concatenate(chunks) if chunks else np.zeros((0, teacher.get_embedding_dimension() or 0), np.float32)
+
+
+def run_long_texts(
+    sentences: Sequence[str],
+    teacher: SentenceTransformer,
+    destination: str | os.PathLike[str],
+    *,
+    count: int,
+    sentences_per_text: int,
+    prompt: str,
+    seed: int = 0,
+) -> LongTexts:
+    """Make the long texts, encode them with the teacher and publish both in ``destination`` (resumable)."""
+    destination = Path(destination)
+    if (destination / TARGETS_FILE).is_file():
+        return LongTexts.open(destination)
+    cut = teacher.max_seq_length // 2 if teacher.max_seq_length else None  # about one word per two tokens
+    texts = make_long_texts(sentences, count, sentences_per_text, seed=seed, cut=cut)
+    order = sorted(range(len(texts)), key=lambda index: len(texts[index]))  # similar lengths batch together
+    ordered = [texts[index] for index in order]
+    partial = destination.with_name(destination.name + ".partial")
+    vectors = encode_long_texts(teacher, ordered, prompt, partial)
+    logger.info("Encoded %d long texts of %d sentences.", len(ordered), sentences_per_text)
+    with staged_folder(destination, replaceable=lambda _: True) as staging:
+        (staging / TEXTS_FILE).write_text("\n".join(ordered), encoding="utf-8")
+        np.save(staging / TARGETS_FILE, vectors)
+    for chunk in partial.glob("*"):
+        chunk.unlink()
+    partial.rmdir()
+    return LongTexts(texts=ordered, targets=vectors)
