@@ -322,6 +322,24 @@ def read_retrieval_folder(path: str | os.PathLike[str]) -> RetrievalData:
     return RetrievalData(corpus, kept_queries, relevant)
 
 
+def task_file_texts(task: TaskFile | str | os.PathLike[str]) -> list[str]:
+    """Every text a task embeds (as written and stripped), once each: for embedding them elsewhere first (e.g. in
+    another process, then scoring with :func:`~st_static.evaluation.encoders.lookup_encoder`).
+
+    Raises:
+        TaskFileError: If the file does not follow its format.
+    """
+    task = task if isinstance(task, TaskFile) else task_file(task)
+    if task.type == RETRIEVAL:
+        data = read_retrieval_folder(task.path)
+        texts = [*data.corpus.values(), *data.queries.values()]
+    elif task.type == PAIR_CLASSIFICATION:
+        texts = [text for _, values in _read_rows(task.path, _COLUMNS[PAIR_CLASSIFICATION]) for text in values[:2]]
+    else:
+        texts = read_labelled_texts(task.path, with_split=task.type == CLASSIFICATION).texts
+    return list(dict.fromkeys(variant for text in texts for variant in (text, text.strip())))
+
+
 # ----------------------------------------------------------------------------------------------------- mteb glue
 
 
