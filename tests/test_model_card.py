@@ -331,3 +331,31 @@ def test_licence_notes_name_every_training_file_and_never_guess_from_its_name():
     _, _, notes = license_facts(described, teacher)
     assert notes[0] == "`en.txt`, `en-ja.tsv`, `en-ja-jmdict.tsv`: JMdict (CC BY-SA 4.0) and GPL-2+ catalogues"
     assert "copyleft" in notes[-1]
+
+
+def test_card_lists_the_task_type_scores_with_their_means(described_model, tmp_path):
+    evaluation = {
+        "model": "m",
+        "results": {
+            "stsb-en-test": {"metric": "spearman_cosine", "score": 76.0, "kind": "sts"},
+            "bbc-news-classification": {"metric": "accuracy", "score": 96.0, "kind": "task", "type": "classification"},
+            "rotten-tomatoes-sentiment": {
+                "metric": "accuracy",
+                "score": 72.0,
+                "kind": "task",
+                "type": "classification",
+            },
+            "bbc-news-title-to-article": {"metric": "ndcg_at_10", "score": 65.0, "kind": "task", "type": "retrieval"},
+        },
+    }
+    card = save_with_evaluation(described_model, tmp_path / "model", evaluation=evaluation)
+    assert (
+        "| classification (accuracy) | 2 | 84.00 | bbc-news-classification 96.00, rotten-tomatoes-sentiment 72.00 |"
+        in card
+    )
+    assert "| retrieval (nDCG@10) | 1 | 65.00 | bbc-news-title-to-article 65.00 |" in card
+    assert "| **task mean** | 3 | **77.67** | |" in card
+    assert "| STS mean (Spearman) | 1 | 76.00 | |" in card
+    assert parse_evaluation_table(card)["bbc-news-title-to-article"] == ("ndcg_at_10", "65.00")  # every task listed
+    task_types = {result["task"]["type"] for result in card_yaml(card)["model-index"][0]["results"]}
+    assert {"classification", "retrieval", "semantic-similarity"} <= task_types

@@ -62,7 +62,7 @@ def evaluate(
         typer.Option(
             "--data",
             envvar=DATA_ENVIRONMENT_VARIABLE,
-            help=f"Data folder (sts/, tatoeba/, pairclass/); or set {DATA_ENVIRONMENT_VARIABLE}.",
+            help=f"Data folder (sts/, tatoeba/, pairclass/, tasks/); or set {DATA_ENVIRONMENT_VARIABLE}.",
         ),
     ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results to this JSON file.")] = None,
@@ -81,8 +81,10 @@ def evaluate(
         str | None,
         typer.Option(
             "--tasks",
-            help='Local tasks matching these comma-separated globs, e.g. "sts*,tatoeba-deu-*" (default: the dev and '
-            "test files in the model's languages; all languages for models that do not record theirs).",
+            help='Local tasks matching these comma-separated globs, e.g. "sts*,tatoeba-deu-*,bbc-*", and/or your own '
+            "task files: a classification/clustering/pair TSV or a retrieval folder, e.g. my-task.tsv (default: the "
+            "dev and test files and task files in the model's languages; all languages for models that do not record "
+            "theirs).",
         ),
     ] = None,
     batch_size: Annotated[
@@ -92,19 +94,27 @@ def evaluate(
         str | None, typer.Option("--device", help="Device to run the model on (default: ST's choice).")
     ] = None,
 ) -> None:
-    """Evaluate MODEL on the known data files (STS Spearman, Tatoeba accuracy, MSRP AP) and print a table.
+    """Evaluate MODEL on the known data files (STS Spearman, Tatoeba accuracy, MSRP AP, task files) and print tables.
 
     Known files: sts/stsb-*.tsv and sts/sick-*.tsv (Spearman x100 of cosine), tatoeba/*.tsv (retrieval accuracy
     in both directions, with alignment, uniformity and language silhouette), pairclass/msrp-*.tsv (average
-    precision of cosine). Other files are ignored. The last table row is the mean over tasks.
+    precision of cosine), tasks/ (classification accuracy, clustering V-measure, retrieval nDCG@10, through mteb).
+    Other files are ignored. The last row of the first table is the mean over tasks; a second table gives the
+    mean per task type, the task mean and the STS mean.
     """
     from st_static.evaluation.encoders import model_encoder
     from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
-    from st_static.evaluation.suite import default_tasks, evaluate_tasks, find_tasks
+    from st_static.evaluation.suite import EvaluationTask, default_tasks, evaluate_tasks, find_tasks
+    from st_static.evaluation.task_files import split_task_arguments, summary_markdown
 
-    if data is None and mteb is None:
-        raise fail(f"pass --data DIR (a folder with sts/, tatoeba/, pairclass/) or set {DATA_ENVIRONMENT_VARIABLE}.")
-    local_tasks = find_tasks(data, include=tasks) if data is not None else []
+    globs, own_files = split_task_arguments(tasks) if tasks is not None else (None, [])
+    if data is None and mteb is None and not own_files:
+        raise fail(
+            f"pass --data DIR (a folder with sts/, tatoeba/, pairclass/, tasks/), set {DATA_ENVIRONMENT_VARIABLE}, "
+            "or name task files with --tasks."
+        )
+    local_tasks = find_tasks(data, include=globs) if data is not None and (globs or not own_files) else []
+    local_tasks += [EvaluationTask(task.name, "task", task.path) for task in own_files]
 
     mteb_tasks = []
     if mteb is not None:
@@ -135,6 +145,9 @@ def evaluate(
 
     typer.echo(f"## {model}\n")
     typer.echo(markdown_tables(results))
+    summary = summary_markdown(results)
+    if summary:
+        typer.echo("\n" + summary)
     if json_path is not None:
         write_json(evaluation_document(model, results), json_path)
         typer.echo(f"\nwrote {json_path}")

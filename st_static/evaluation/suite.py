@@ -16,6 +16,7 @@ from st_static.errors import StStaticError
 from st_static.evaluation.encoders import Encoder
 from st_static.evaluation.pair_classification import evaluate_pair_classification
 from st_static.evaluation.sts import evaluate_sts
+from st_static.evaluation.task_files import evaluate_task_file, find_task_files, task_file_languages
 from st_static.evaluation.translation import evaluate_translation_retrieval
 
 logger = logging.getLogger(__name__)
@@ -47,16 +48,21 @@ _EVALUATORS: dict[str, Callable[[Encoder, Path], dict[str, Any]]] = {
     "sts": evaluate_sts,
     "translation": evaluate_translation_retrieval,
     "pair_classification": evaluate_pair_classification,
+    "task": evaluate_task_file,  # DATA/tasks/ or a user's task file, run through mteb (result "type": its task type)
 }
 
 
-def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> list[EvaluationTask]:
+def find_tasks(
+    data_dir: str | os.PathLike[str], include: str | None = None, task_files: bool = True
+) -> list[EvaluationTask]:
     """The known data files under ``data_dir`` (see :data:`KNOWN_FILES`); other files are ignored.
 
     Args:
-        data_dir: A folder holding ``sts/``, ``tatoeba/`` and ``pairclass/`` files (see :data:`KNOWN_FILES`).
+        data_dir: A folder holding ``sts/``, ``tatoeba/`` and ``pairclass/`` files (see :data:`KNOWN_FILES`) and
+            ``tasks/`` (task files, see :mod:`st_static.evaluation.task_files`; kind ``"task"``).
         include: Keep only tasks whose name matches this glob, or one of these comma-separated globs (e.g.
             ``"stsb-en-*"`` or ``"stsb-en-test,sick-dev"``).
+        task_files: Include ``tasks/``.
 
     Raises:
         FileNotFoundError: If ``data_dir`` is not a folder.
@@ -72,8 +78,10 @@ def find_tasks(data_dir: str | os.PathLike[str], include: str | None = None) -> 
             name = path.stem if path.stem.startswith(prefix) else prefix + path.stem
             if path.is_file() and (globs is None or any(fnmatch.fnmatch(name, glob) for glob in globs)):
                 tasks.append(EvaluationTask(name, kind, path))
+    if task_files and (root / "tasks").is_dir():
+        tasks += [EvaluationTask(task.name, "task", task.path) for task in find_task_files(root, include=include)]
     if not tasks:
-        known = ", ".join(pattern for pattern, _, _ in KNOWN_FILES)
+        known = ", ".join([pattern for pattern, _, _ in KNOWN_FILES] + ["tasks/"] * task_files)
         raise NoEvaluationDataError(f"{root}: no evaluation file found (looked for {known}).")
     return tasks
 
@@ -102,12 +110,14 @@ def task_evaluator(
 ) -> Callable[[Any], dict[str, dict[str, Any]]]:
     """A function scoring a model on the data files in ``data_dir`` (only tasks matching ``tasks`` globs).
 
+    Task files (``tasks/``) are scored only when ``tasks`` names them.
+
     Raises:
         FileNotFoundError, NoEvaluationDataError: If the folder or the tasks are missing (checked now).
     """
     from st_static.evaluation.encoders import model_encoder
 
-    selected = find_tasks(data_dir, include=tasks)
+    selected = find_tasks(data_dir, include=tasks, task_files=tasks is not None)
 
     def evaluate(model: Any) -> dict[str, dict[str, Any]]:
         return evaluate_tasks(model_encoder(model, prompt=prompt), selected)
@@ -121,7 +131,8 @@ _ISO3 = {"eng": "en", "deu": "de", "jpn": "ja", "cmn": "zh", "zho": "zh", "fra":
 
 
 def task_languages(name: str) -> set[str]:
-    """The languages a task's texts are in, from its name (``stsb-en-de-test`` -> {en, de})."""
+    """The languages a task's texts are in, from its name (``stsb-en-de-test`` -> {en, de}; task files: see
+    :func:`~st_static.evaluation.task_files.task_file_languages`)."""
     parts = name.split("-")
     if parts[0] == "tatoeba":
         return {_ISO3.get(part, part) for part in parts[1:]}
@@ -136,12 +147,13 @@ def task_split(name: str) -> str:
 
 
 def default_tasks(tasks: list[EvaluationTask], languages: list[str] | None) -> list[EvaluationTask]:
-    """The dev and test tasks in ``languages`` (all languages when ``None``), in the order found."""
+    """The dev and test tasks and the task files in ``languages`` (all languages when ``None``), in the order found."""
     wanted = set(languages) if languages else None
     return [
         task
         for task in tasks
-        if task_split(task.name) in EVALUATION_SPLITS and (wanted is None or task_languages(task.name) <= wanted)
+        if (task.kind == "task" or task_split(task.name) in EVALUATION_SPLITS)
+        and (wanted is None or (task_file_languages if task.kind == "task" else task_languages)(task.name) <= wanted)
     ]
 
 

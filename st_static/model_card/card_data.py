@@ -27,6 +27,7 @@ from st_static.model_card.evaluation_table import (
     model_index_results,
     read_evaluation,
     render_evaluation_table,
+    render_task_type_table,
 )
 from st_static.model_card.facts import (
     CARD_FILE_NAME,
@@ -238,6 +239,9 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             tasks: list[str] = []
         else:
             table = render_evaluation_table(evaluation)
+            task_types = render_task_type_table(evaluation)
+            if task_types:
+                table += f"\n\nTask types (task files through mteb's task classes, \u00d7 100):\n\n{task_types}"
             tasks = list(evaluation["results"])
             versions = evaluation.get("versions")
             if isinstance(versions, dict) and versions:

