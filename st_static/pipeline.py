@@ -165,7 +165,8 @@ def run_pipeline(
     stages.finished("pca", started, reduced)
 
     long_texts = None
-    refinement_inputs: list[Any] = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
+    extra_pairs = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
+    refinement_inputs: list[Any] = [extra_pairs]  # (a build without long texts keeps the key it always had)
     if settings.extraction.long_texts and corpus is not None and multilingual is None:
         long_key = stage_key(
             extraction_settings["teacher"],

@@ -160,6 +160,11 @@ class RefinementSettings:
     batch_size: int = setting(512, "Sentences (or translation pairs) per batch: K of the losses.")
     learning_rate: float = setting(3e-3, "Adam's learning rate.")
     temperature: float = setting(0.05, "Softmax temperature of the losses.")
+    similarity_mse_weight: float = setting(
+        0.0,
+        "Distillation: weight of a term matching the absolute cosine similarities of the teacher (mean squared "
+        "difference over in-batch pairs) next to the softmax over them; 0: the paper's loss.",
+    )
     eval_steps: int = setting(500, "Steps between validation-loss evaluations.")
     patience: int | None = setting(5, "Evaluations without a lower validation loss before stopping (none: never).")
     validation_size: int = setting(
@@ -191,6 +196,9 @@ class RefinementSettings:
     def __post_init__(self) -> None:
         _positive_int(self, "steps", "batch_size", "eval_steps", "validation_size")
         _positive_number(self, "learning_rate", "temperature")
+        weight = self.similarity_mse_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight < math.inf:
+            raise SettingsError(f"similarity_mse_weight must be 0 or more, got {weight!r}.")
         if self.batch_size < 2:
             raise SettingsError("batch_size must be at least 2 (the losses compare texts in a batch), got 1.")
         if self.patience is not None:

@@ -183,7 +183,7 @@ def test_losses_follow_the_sentence_transformers_conventions(word_model):
     for loss_class in (SimilarityDistillationLoss, BilingualContrastiveLoss):
         loss_module = loss_class(word_model, temperature=0.07)
         assert loss_module.model is word_model
-        assert loss_module.get_config_dict() == {"temperature": 0.07}
+        assert loss_module.get_config_dict()["temperature"] == 0.07
         assert "@inproceedings" in loss_module.citation
         assert "Static Word Embeddings for Sentence Semantic Representation" in loss_module.citation
         doc = loss_class.__init__.__doc__
@@ -292,3 +292,18 @@ def test_contrastive_loss_module_checks_its_inputs(word_model):
         loss_module([features], None)
     with pytest.raises(ValueError, match="exactly two text columns"):
         loss_module([features, features, features], None)
+
+
+def test_the_similarity_mse_term_matches_absolute_cosines_the_softmax_ignores(word_model):
+    from st_static.losses.similarity_distillation import similarity_distillation_loss
+
+    teacher = torch.nn.functional.normalize(torch.randn(6, 8, generator=torch.Generator().manual_seed(0)), dim=1)
+    # A student whose cosines are (T + 1) / 2: other absolute cosines, so the term adds to the loss.
+    same_softmax = torch.cat([teacher, torch.full((6, 1), 1.0)], dim=1)
+    plain = similarity_distillation_loss(same_softmax, teacher)
+    with_term = similarity_distillation_loss(same_softmax, teacher, similarity_mse_weight=1.0)
+    assert with_term > plain
+    exact = similarity_distillation_loss(teacher, teacher, similarity_mse_weight=1.0)
+    assert exact == pytest.approx(float(similarity_distillation_loss(teacher, teacher)), abs=1e-6)
+    with pytest.raises(ValueError, match="similarity_mse_weight"):
+        SimilarityDistillationLoss(word_model, similarity_mse_weight=-1.0)

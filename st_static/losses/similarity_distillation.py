@@ -26,7 +26,10 @@ def check_temperature(temperature: float) -> float:
 
 
 def similarity_distillation_loss(
-    student_embeddings: Tensor, teacher_embeddings: Tensor, temperature: float = RefinementSettings.temperature
+    student_embeddings: Tensor,
+    teacher_embeddings: Tensor,
+    temperature: float = RefinementSettings.temperature,
+    similarity_mse_weight: float = RefinementSettings.similarity_mse_weight,
 ) -> Tensor:
     """The similarity distillation loss of one batch (Wada et al., 2025, Eqs. 2-3).
 
@@ -38,6 +41,8 @@ def similarity_distillation_loss(
             vectors have similarity 0 to everything).
         teacher_embeddings: ``(K, teacher_dim)`` teacher sentence embeddings; no gradient flows into them.
         temperature: The softmax temperature ``tau``.
+        similarity_mse_weight: Weight of a term ``mean_{i != j} (S_ij - T_ij)^2`` that also matches the absolute
+            cosine similarities (the softmax only sees each row's differences); 0 leaves the paper's loss.
 
     Returns:
         A scalar. For ``K < 2`` there is no pair to compare and the loss is 0 (still attached to the graph).
@@ -49,16 +54,26 @@ def similarity_distillation_loss(
     with torch.no_grad():
         teacher_logits = cos_sim(teacher_embeddings, teacher_embeddings) / temperature
         teacher_probs = teacher_logits.masked_fill(diagonal, -math.inf).softmax(dim=1)
-    student_logits = (cos_sim(student_embeddings, student_embeddings) / temperature).masked_fill(diagonal, -math.inf)
+    student_similarities = cos_sim(student_embeddings, student_embeddings)
+    student_logits = (student_similarities / temperature).masked_fill(diagonal, -math.inf)
     # log_softmax gives -inf on the masked diagonal, where the teacher's probability is 0: zero those terms
     # instead of multiplying 0 by -inf.
     student_log_probs = student_logits.log_softmax(dim=1).masked_fill(diagonal, 0.0)
-    return -(teacher_probs * student_log_probs).sum(dim=1).mean()
+    loss = -(teacher_probs * student_log_probs).sum(dim=1).mean()
+    if similarity_mse_weight:
+        differences = (student_similarities - teacher_logits * temperature).masked_fill(diagonal, 0.0)
+        loss = loss + similarity_mse_weight * differences.square().sum() / (batch_size * (batch_size - 1))
+    return loss
 
 
 @register_loss("distillation", data="teacher_embeddings")
 class SimilarityDistillationLoss(nn.Module):
-    def __init__(self, model: SentenceTransformer, temperature: float = RefinementSettings.temperature) -> None:
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        temperature: float = RefinementSettings.temperature,
+        similarity_mse_weight: float = RefinementSettings.similarity_mse_weight,
+    ) -> None:
         """
         Distils a teacher's *in-batch similarity structure* into a student: for every sentence in a batch, the
         student's softmax distribution over its similarities to the other sentences is trained towards the
@@ -75,6 +90,9 @@ class SimilarityDistillationLoss(nn.Module):
         Args:
             model: The student SentenceTransformer model, e.g. a static word embedding model.
             temperature: Softmax temperature ``tau`` applied to both similarity matrices. The paper uses 0.05.
+            similarity_mse_weight: Weight of an extra term, the mean squared difference of the student's and the
+                teacher's off-diagonal cosine similarities (absolute geometry, which the softmax ignores); 0 (the
+                default) is the paper's loss.
 
         References:
             - Static Word Embeddings for Sentence Semantic Representation (Wada et al., EMNLP 2025):
@@ -139,6 +157,9 @@ class SimilarityDistillationLoss(nn.Module):
         super().__init__()
         self.model = model
         self.temperature = check_temperature(temperature)
+        if isinstance(similarity_mse_weight, bool) or not 0 <= similarity_mse_weight < math.inf:
+            raise ValueError(f"similarity_mse_weight must be 0 or a positive number, got {similarity_mse_weight!r}.")
+        self.similarity_mse_weight = float(similarity_mse_weight)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         embeddings = embed_columns(self.model, sentence_features)
@@ -153,7 +174,9 @@ class SimilarityDistillationLoss(nn.Module):
             )
         student_embeddings = embeddings[0]
         teacher_embeddings = self._check_teacher_embeddings(labels, student_embeddings)
-        return similarity_distillation_loss(student_embeddings, teacher_embeddings, self.temperature)
+        return similarity_distillation_loss(
+            student_embeddings, teacher_embeddings, self.temperature, self.similarity_mse_weight
+        )
 
     def _check_teacher_embeddings(self, labels: Tensor | None, student_embeddings: Tensor) -> Tensor:
         name = type(self).__name__
@@ -183,7 +206,7 @@ class SimilarityDistillationLoss(nn.Module):
         return labels.detach().to(student_embeddings.dtype)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature}
+        return {"temperature": self.temperature, "similarity_mse_weight": self.similarity_mse_weight}
 
     @property
     def citation(self) -> str:
