@@ -13,16 +13,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from sentence_transformers import SentenceTransformer
 
-from sentence_transformers import SentenceTransformer  # noqa: E402
-
-from st_static.data import read_translation_pairs  # noqa: E402
-from st_static.evaluation.analysis import (  # noqa: E402
+from benchmarks.analysis.plots import (
     component_extremes,
     language_separation,
     mean_norm_by_tag,
@@ -31,8 +26,8 @@ from st_static.evaluation.analysis import (  # noqa: E402
     plot_norms_by_tag,
     word_table,
 )
-from st_static.evaluation.encoders import model_encoder  # noqa: E402
-from st_static.evaluation.pos_tags import read_word_tags  # noqa: E402
+from benchmarks.analysis.pos_tags import read_word_tags
+from benchmarks.common import model_encoder, read_translation_pairs
 
 
 def main() -> None:

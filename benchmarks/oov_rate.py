@@ -12,15 +12,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.io import load_model  # noqa: E402
-from st_static.tokenization import split_words  # noqa: E402
+from benchmarks.common import load_model, split_words
 
 
 def task_words(path: Path) -> Counter[str]:

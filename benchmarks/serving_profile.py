@@ -20,18 +20,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import torch
+from sentence_transformers import SentenceTransformer
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import torch  # noqa: E402
-from sentence_transformers import SentenceTransformer  # noqa: E402
-
-import st_static  # noqa: E402
-from st_static.inference import check_pipeline, static_module  # noqa: E402
-from st_static.row_sums import normalize_rows, sum_rows, text_vector  # noqa: E402
-from st_static.speed import machine_description  # noqa: E402
-from st_static.static_word_average import check_texts  # noqa: E402
+import st_static
+from benchmarks.common import (
+    check_pipeline,
+    check_texts,
+    machine_description,
+    normalize_rows,
+    static_module,
+    sum_rows,
+    text_vector,
+)
 
 QUERY = "The quick brown fox jumps over the lazy dog."
 

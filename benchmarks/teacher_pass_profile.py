@@ -14,23 +14,26 @@ dynamic int8 quantisation, each with the cosine of its word vectors to float32's
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors  # noqa: E402
-from st_static.extraction.corpus import iter_sentences  # noqa: E402
-from st_static.extraction.extract import TokenAligner, plan_batches, teacher_token_counts  # noqa: E402
-from st_static.extraction.selection import select_sentences  # noqa: E402
-from st_static.settings import ExtractionSettings  # noqa: E402
-from st_static.teachers import load_teacher, load_teacher_tokenizer  # noqa: E402
-from st_static.tokenization import build_word_tokenizer  # noqa: E402
+from benchmarks.common import (
+    ExtractionSettings,
+    TokenAligner,
+    build_vocabulary,
+    build_word_tokenizer,
+    count_word_sentences,
+    extract_word_vectors,
+    iter_sentences,
+    load_teacher,
+    load_teacher_tokenizer,
+    plan_batches,
+    select_sentences,
+    teacher_token_counts,
+)
 
 
 def sample_sentences(teacher: str, corpus: Path, sentences_per_word: int, count: int) -> tuple[list[str], object]:

@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
-from st_static.files import folder_lock  # noqa: E402
-from st_static.pipeline import run_pipeline  # noqa: E402
-from st_static.settings import BuildSettings  # noqa: E402
+from benchmarks.common import BuildSettings, folder_lock, run_pipeline, task_evaluator
 
 TASKS = ("stsb-en-dev", "sick-dev")
 

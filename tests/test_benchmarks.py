@@ -67,8 +67,7 @@ def test_committed_results_and_docs_name_no_paths_of_a_machine():
 
 
 def test_compare_commands_name_models_without_machine_paths():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    import compare
+    from benchmarks import compare
 
     assert compare.portable_argument("ours=/srv/models/swe-minilm-256") == "ours=MODELS/swe-minilm-256"
     assert compare.portable_argument(str(compare.REPO / "models" / "m")) == "models/m"

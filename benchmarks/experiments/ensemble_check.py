@@ -20,10 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
+from benchmarks.common import task_evaluator
 
 DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
 TEST_TASKS = ("stsb-en-test",)

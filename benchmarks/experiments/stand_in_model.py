@@ -18,11 +18,7 @@ from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 from wordfreq import word_frequency
 
-from st_static import StaticWordAverage
-from st_static.io import save_model
-from st_static.languages import is_spaceless_token
-from st_static.teachers import resolve_teacher
-from st_static.tokenization import split_words
+from benchmarks.common import StaticWordAverage, is_spaceless_token, resolve_teacher, save_model, split_words
 
 EMBEDDING_KEY = "embeddings.word_embeddings.weight"
 

@@ -55,13 +55,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static import load_model  # noqa: E402
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
-from st_static.losses.similarity_distillation import similarity_distillation_loss  # noqa: E402
-from st_static.training.propagation import propagate_refinement  # noqa: E402
+from benchmarks.common import REPO, load_model, propagate_refinement, similarity_distillation_loss, task_evaluator
 
 DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
 TEST_TASKS = ("stsb-en-test",)
@@ -451,7 +445,7 @@ def main() -> None:
         pca={"dim": arguments.pca_dim, "level": "sentence", "removed_components": arguments.removed_components},
     )
     teacher = arguments.teacher or json.loads((extraction / "stats.json").read_text())["settings"]["teacher"]
-    from st_static.teachers import resolve_teacher
+    from benchmarks.common import resolve_teacher
 
     cache_name = re.sub(r"\W+", "-", teacher).strip("-")
     teacher = resolve_teacher(teacher)
