@@ -1,6 +1,6 @@
 """Draw the paper's analysis figures for static models (and, for language separation, any model).
 
-    python benchmarks/analysis_figures.py OUT_DIR --model LABEL=PATH [--model ...] [--word-tags brown-tags.tsv]
+    python -m benchmarks.analysis_figures OUT_DIR --model LABEL=PATH [--model ...] [--word-tags brown-tags.tsv]
         [--component 1] [--tatoeba ../shared/data/tatoeba/deu-eng.tsv --sentence-model PATH [--prompt "query: "]]
 
 * norms.png: mean word-vector norm by part of speech, one bar per model (needs --word-tags, from

@@ -172,6 +172,28 @@ def dev_mean(scores: dict[str, float]) -> float:
     return sum(known) / len(known) if known else float("nan")
 
 
+def parse_settings(items: Iterable[str]) -> dict[str, object]:
+    """``name=value`` items (or ``name=value,name=value`` strings) as a dict; values are read as JSON when they parse
+    (numbers, booleans), else kept as text."""
+    settings: dict[str, object] = {}
+    for item in (part.strip() for text in items for part in text.split(",")):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        try:
+            settings[name] = json.loads(value)
+        except json.JSONDecodeError:
+            settings[name] = value
+    return settings
+
+
+def task_table_header(first: str, extra: list[str]) -> list[str]:
+    """The two header lines of a markdown table: ``first``, a column per dev and test task, then ``extra``."""
+    columns = [first, *DEV_TASKS, *TEST_TASKS, *extra]
+    alignment = ["---"] + ["---:"] * (len(columns) - 1)
+    return ["| " + " | ".join(columns) + " |", "| " + " | ".join(alignment) + " |"]
+
+
 def write_report(output: Path | None, lines: list[str], rows: object | None = None) -> None:
     """Print the markdown ``lines``; with ``output``, write them there and ``rows`` (if given) as JSON next to it."""
     text = "\n".join(lines) + "\n"

@@ -1,6 +1,6 @@
 """Compare static models, their peers and the teacher on quality and speed in one run; write a table and a plot.
 
-    python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,...]
+    python -m benchmarks.compare [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,...]
         [--data ../shared/data] [--tatoeba] [--output-dir benchmarks/results]
 
 Builds nothing of st-static's: MODEL arguments are folders or repo ids that ``SentenceTransformer`` loads (our
@@ -321,7 +321,7 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
         "",
         f"Machine: {machine_text}. Shared with other jobs while measured (load average {args.load_before} before,",
         f"{load_average()} after): speed numbers are noisy, compare rows of one run.",
-        f"Command: `python benchmarks/compare.py {shlex.join(portable_argument(part) for part in sys.argv[1:])}`",
+        f"Command: `python -m benchmarks.compare {shlex.join(portable_argument(part) for part in sys.argv[1:])}`",
         "",
         "| " + " | ".join(header) + " |",
         "| --- |" + " ---: |" * (len(header) - 1),

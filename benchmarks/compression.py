@@ -6,7 +6,7 @@ folders with a bare ``SentenceTransformer(path)``, ensembles with ``st_static.lo
 change of the STS-B pair cosines against the float32 model (max / mean), ``1-cos`` the drift of the
 sentence vectors themselves (max / mean).
 
-    PYTHONPATH=. python benchmarks/compression.py MODEL [--second MODEL2] [--matryoshka MODEL3] \\
+    python -m benchmarks.compression MODEL [--second MODEL2] [--matryoshka MODEL3] \\
         [--output benchmarks/results/compression.md]
 """
 

@@ -7,7 +7,7 @@ for each language, cross-lingual STS (Spearman x100), English STS-B test, and th
 Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the paper's Figure 1 (English and another
 language's word vectors on two principal components, before/after ABTT).
 
-    python benchmarks/crosslingual.py WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
+    python -m benchmarks.crosslingual WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Quality of steps 1 and 2 (the paper's ablation): extraction only, sentence-level PCA with and without ABTT,
 word-level PCA, at the target dimension and at the largest one the teacher allows.
 
-    python benchmarks/extraction_stages.py EXTRACTION_DIR [--dim 256] [--data ../shared/data]
+    python -m benchmarks.extraction_stages EXTRACTION_DIR [--dim 256] [--data ../shared/data]
 
 EXTRACTION_DIR is an ``extraction-*`` stage folder of ``st-static build`` (or the output of ``run_extraction``).
 """

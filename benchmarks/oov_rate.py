@@ -1,6 +1,6 @@
 """Out-of-vocabulary rate of models on the words of evaluation files (word occurrences and distinct words).
 
-    python benchmarks/oov_rate.py --data ../shared/data --tasks stsb-en-test,sick-dev \
+    python -m benchmarks.oov_rate --data ../shared/data --tasks stsb-en-test,sick-dev \
         --model "corpus only=MODELS/without-completion" --model "completed=MODELS/swe-minilm-256" \
         --output benchmarks/results/DATE-oov-rate.md
 
@@ -59,7 +59,7 @@ def main() -> None:
     lines = [
         "# Out-of-vocabulary words on evaluation files",
         "",
-        "Command: `python benchmarks/oov_rate.py --tasks "
+        "Command: `python -m benchmarks.oov_rate --tasks "
         + arguments.tasks
         + " "
         + " ".join(f"--model {item.split('=')[0]}=MODELS/..." for item in arguments.model)

@@ -1,6 +1,6 @@
 """Build a static model with random vectors over the most frequent corpus words: a stand-in for speed tests.
 
-    python benchmarks/random_model.py OUT_DIR [--corpus ../shared/data/corpus/en.txt] [--words 30000] [--dim 256]
+    python -m benchmarks.random_model OUT_DIR [--corpus ../shared/data/corpus/en.txt] [--words 30000] [--dim 256]
 
 Its quality is meaningless (random vectors); its vocabulary size, dimension and tokenisation are those of a real
 model, so its speed is. Real models come from the extraction/training pipeline.

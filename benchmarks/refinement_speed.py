@@ -4,7 +4,7 @@ Builds a static model with a `--vocab-size` x `--dim` random table over the most
 synthetic teacher embeddings (a fixed random projection of each sentence's bag of words), then runs
 `refine_by_distillation` for `--steps` steps and prints the speed. No teacher model or network needed.
 
-    python benchmarks/refinement_speed.py --steps 2000
+    python -m benchmarks.refinement_speed --steps 2000
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
    of the method note's rules (split on non-letters, exact then lowercase look-up, longest known prefix along the
    teacher's sub-word pieces), with the classes of disagreement.
 
-    python benchmarks/roundtrip_fidelity.py MODEL_DIR [--teacher T] [--corpus FILE] [--lines 20000]
+    python -m benchmarks.roundtrip_fidelity MODEL_DIR [--teacher T] [--corpus FILE] [--lines 20000]
 """
 
 from __future__ import annotations

@@ -283,7 +283,7 @@ def report(rows: list[dict], results: list[dict], diffs: dict[str, float], args:
         f"best of {args.rounds} rounds (rows alternate). Peak RSS: VmHWM of the row's process (imports, model,",
         "20,000 texts, the measurements). Max abs diff: against `SentenceTransformer.encode` of st-static's module on",
         f"the {args.sentences:,} lines plus {len(ADVERSARIAL)} adversarial texts (a 100,000-character one among them).",
-        "The model is a random-vector stand-in of the published model's size (`benchmarks/random_model.py`): speed,",
+        "The model is a random-vector stand-in of the published model's size (`benchmarks.random_model`): speed,",
         "memory and agreement are a real model's, quality is not.",
         "",
         "| path | sentences/s | one query p50 (ms) | p99 (ms) | peak RSS (MiB) | torch imported | max abs diff |",

@@ -1,8 +1,8 @@
 """Where the time of one query and of 20,000 texts goes, on both serving paths, before and after st-static's changes.
 
-    python benchmarks/serving_profile.py MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--output FILE]
+    python -m benchmarks.serving_profile MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--output FILE]
 
-(``benchmarks/serving.py --profile FILE`` runs it too.) Each step is timed on its own, in one process: the p50 of
+(``python -m benchmarks.serving --profile FILE`` runs it too.) Each step is timed on its own, in one process: the p50 of
 2,000 calls for one query, the best of 3 runs over the corpus lines (batches of 1,024) for the batch. "Before" is
 the pipeline as it was (Rust ``encode_batch_fast`` for every text, the ids gathered in Python, torch's
 ``embedding_bag`` on torch's default threads, ``torch.nn.functional.normalize``); "after" is what
@@ -163,7 +163,7 @@ def write_profile(
     lines = [
         "# Serving profile: where the time goes",
         "",
-        f"Command: `python benchmarks/serving_profile.py {model_label}` (or `benchmarks/serving.py --profile`)",
+        f"Command: `python -m benchmarks.serving_profile {model_label}` (or `python -m benchmarks.serving --profile`)",
         "",
         f"Machine: {machine_description()}; torch threads {torch.get_num_threads()}; load average {load_before}"
         f" before, {load_after} after (shared machine: compare within the table).",

@@ -1,6 +1,6 @@
 """Speed of the core encoding paths of one static model, against its ceiling and its alternatives.
 
-    python benchmarks/speed_core.py MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--teacher-sentences 2048]
+    python -m benchmarks.speed_core MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--teacher-sentences 2048]
 
 Sentences/s on the first 20,000 corpus lines, batch 1024, best of 3 after a warm-up, for:
 1. our model through ``SentenceTransformer.encode``;

@@ -1,6 +1,6 @@
 """Where the teacher pass spends its time, and how fast (and how faithful) each teacher runtime is.
 
-    python benchmarks/teacher_pass_profile.py --corpus ../shared/data/corpus/en.txt [--teacher minilm] \
+    python -m benchmarks.teacher_pass_profile --corpus ../shared/data/corpus/en.txt [--teacher minilm] \
         [--sentences 4000] [--threads 2] --output benchmarks/results/DATE-teacher-pass-profile.md
 
 Takes the sentences a default build's selection reads (``--sentences-per-word``, shortest first), keeps an evenly
@@ -161,7 +161,7 @@ def main() -> None:
     lines = [
         f"# Teacher pass profile ({arguments.teacher}, {arguments.corpus.name})",
         "",
-        f"Command: `python benchmarks/teacher_pass_profile.py --corpus {arguments.corpus.name} --teacher "
+        f"Command: `python -m benchmarks.teacher_pass_profile --corpus {arguments.corpus.name} --teacher "
         f"{arguments.teacher} --sentences-per-word {arguments.sentences_per_word} --sentences {arguments.sentences} "
         f"--batch-tokens {arguments.batch_tokens} --threads {arguments.threads}`; {torch.get_num_threads()} torch "
         f"thread(s), CPU: {torch.backends.cpu.get_cpu_capability()}. {len(sentences):,} of the build's selected "

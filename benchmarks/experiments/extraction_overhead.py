@@ -4,7 +4,7 @@ The bare pass is what any use of the teacher costs: ``teacher.preprocess`` + ``t
 extraction adds offset alignment, word tokenisation and the per-word sums. Both run the same length-sorted batches
 (best of ``--repeats`` runs each, alternating).
 
-    python benchmarks/extraction_overhead.py [--teacher T] [--corpus FILE] [--sentences 5000]
+    python -m benchmarks.experiments.extraction_overhead [--teacher T] [--corpus FILE] [--sentences 5000]
 """
 
 from __future__ import annotations
