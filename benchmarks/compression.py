@@ -6,7 +6,7 @@ folders with a bare ``SentenceTransformer(path)``, ensembles with ``st_static.lo
 change of the STS-B pair cosines against the float32 model (max / mean), ``1-cos`` the drift of the
 sentence vectors themselves (max / mean).
 
-    PYTHONPATH=. python benchmarks/compression.py MODEL [--second MODEL2] [--matryoshka MODEL3] \\
+    python -m benchmarks.compression MODEL [--second MODEL2] [--matryoshka MODEL3] \\
         [--output benchmarks/results/compression.md]
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import shlex
 import shutil
 import sys
@@ -25,29 +24,21 @@ from pathlib import Path
 import numpy as np
 from sentence_transformers import SentenceTransformer
 
-from st_static.compression import (
+from benchmarks.common import (
     STORAGE_FORMATS,
+    ScoredPairs,
+    default_data_dir,
     ensemble,
     folder_size,
+    load_model,
     prune_vocabulary,
     quantize,
+    read_scored_pairs,
+    save_model,
+    spearman_cosine,
+    token_targets,
     truncate_dimensions,
 )
-from st_static.data import ScoredPairs, read_scored_pairs
-from st_static.evaluation.sts import spearman_cosine
-from st_static.io import load_model, save_model
-from st_static.tokenization import token_targets
-
-
-def default_data_folder() -> Path:
-    """``$ST_STATIC_DATA/sts``, else the first ``shared/data/sts`` above this file (main checkout or worktree)."""
-    if os.environ.get("ST_STATIC_DATA"):
-        return Path(os.environ["ST_STATIC_DATA"]) / "sts"
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "data" / "sts").is_dir():
-            return parent / "shared" / "data" / "sts"
-    return Path("shared/data/sts")
-
 
 TASKS = {"STS-B test": "stsb-en-test.tsv", "SICK dev": "sick-dev.tsv"}
 DEFAULT_DIMS = (256, 128, 64, 32)
@@ -162,7 +153,7 @@ def main() -> None:
         help="Vocabulary sizes to prune to (default 150k/75k/30k, those below the model's size; else 1/2, 1/4, 1/10).",
     )
     parser.add_argument(
-        "--data", type=Path, default=default_data_folder(), help="Folder with stsb-en-test.tsv and sick-dev.tsv."
+        "--data", type=Path, default=default_data_dir() / "sts", help="Folder with stsb-en-test.tsv and sick-dev.tsv."
     )
     parser.add_argument("--work-dir", type=Path, default=None, help="Keep the compressed folders here.")
     parser.add_argument("--output", type=Path, default=None, help="Also write the table to this file.")

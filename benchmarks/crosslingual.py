@@ -7,16 +7,14 @@ for each language, cross-lingual STS (Spearman x100), English STS-B test, and th
 Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the paper's Figure 1 (English and another
 language's word vectors on two principal components, before/after ABTT).
 
-    python benchmarks/crosslingual.py WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
+    python -m benchmarks.crosslingual WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,16 +23,25 @@ import numpy as np
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare import ensure_venv
+from benchmarks.common import (
+    ExtractionStage,
+    ReductionSettings,
+    StaticWordAverage,
+    command_line,
+    default_data_dir,
+    ensure_venv,
+    evaluate_sts,
+    evaluate_translation_retrieval,
+    fit_reduction,
+    is_spaceless_token,
+    language_silhouette,
+    load_model,
+    lookup_encoder,
+    model_encoder,
+    task_texts,
+    write_report,
+)
 
-from st_static.evaluation import evaluate_sts, evaluate_translation_retrieval, lookup_encoder, model_encoder
-from st_static.extraction.stages import ExtractionStage, fit_reduction
-from st_static.io import load_model
-from st_static.settings import ReductionSettings
-from st_static.static_word_average import StaticWordAverage
-
-REPO = Path(__file__).resolve().parents[1]
 TATOEBA_CODES = {"de": "deu", "ja": "jpn", "zh": "cmn"}
 PEER_SCRIPT = """
 import json, sys, numpy as np
@@ -83,24 +90,9 @@ def peer_encoder(cache: Path, texts: list[str]) -> Any:
     return lookup_encoder(dict(zip(texts, embeddings, strict=True)))
 
 
-def all_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
-    from st_static.data import read_scored_pairs, read_translation_pairs
-
-    texts: dict[str, None] = {}
-    for kind, path in tasks.values():
-        if kind == "sts":
-            pairs = read_scored_pairs(path)
-            texts.update(dict.fromkeys(pairs.sentences1 + pairs.sentences2))
-        else:
-            for first, second in read_translation_pairs(path):
-                texts.update(dict.fromkeys((first, second)))
-    return list(texts)
-
-
 def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: str, path: Path) -> dict[str, float]:
     """English and ``other`` word vectors on their first two principal components, before and after ABTT."""
-    from st_static.evaluation.analysis import plot_language_separation
-    from st_static.languages import is_spaceless_token
+    from benchmarks.analysis.plots import plot_language_separation
 
     raw = load_model(extraction.model_path)[0]
     words = raw.vocabulary
@@ -119,8 +111,6 @@ def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: s
         removed_components=reduced.metadata.get("pca", {}).get("removed_components"),
     )
     figure.savefig(path, dpi=120)
-    from st_static.evaluation.diagnostics import language_silhouette
-
     return {
         "words": float(len(english) + len(foreign)),
         "silhouette_before": language_silhouette(before[english], before[foreign]),
@@ -132,7 +122,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("work_dir", type=Path)
     parser.add_argument("--languages", default=None, help="default: from the model's metadata")
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--teacher", default=None, help="teacher folder to add as a row")
     parser.add_argument("--prompt", default="query: ", help="the teacher's prompt")
     parser.add_argument("--english-model", default=None, help="an English-only model to compare STS-B with")
@@ -151,7 +141,7 @@ def main() -> None:
         teacher = SentenceTransformer(args.teacher, device="cpu")
         rows["teacher"] = evaluate(model_encoder(teacher, prompt=args.prompt), tasks)
     if args.peer:
-        rows["tokenlearn-static-model"] = evaluate(peer_encoder(args.cache, all_texts(tasks)), tasks)
+        rows["tokenlearn-static-model"] = evaluate(peer_encoder(args.cache, task_texts(tasks)), tasks)
     if args.english_model:
         rows["English-only model"] = evaluate(model_encoder(load_model(args.english_model)), tasks)
     rows["extraction"] = evaluate(model_encoder(raw_model), tasks)
@@ -172,7 +162,7 @@ def main() -> None:
     lines = [
         f"Cross-lingual table {'-'.join(languages)} ({args.work_dir})",
         "",
-        "Command: `python " + " ".join(shlex.quote(arg) for arg in sys.argv) + "`",
+        f"Command: `{command_line('benchmarks.crosslingual')}`",
         "",
         "Tatoeba: retrieval accuracy x100 (x->en: the English sentence found for each foreign one; en->x: the "
         "reverse) and the language-identity silhouette of the pairs (lower: languages mixed). STS: Spearman x100.",
@@ -187,11 +177,7 @@ def main() -> None:
         separation = figure_one(extraction, reduced[0], languages[-1], args.figure)
         lines.append("")
         lines.append(f"Figure 1 ({args.figure}): {json.dumps({k: round(v, 3) for k, v in separation.items()})}")
-    text = "\n".join(lines)
-    print(text)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n", encoding="utf-8")
+    write_report(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Quality of steps 1 and 2 (the paper's ablation): extraction only, sentence-level PCA with and without ABTT,
 word-level PCA, at the target dimension and at the largest one the teacher allows.
 
-    python benchmarks/extraction_stages.py EXTRACTION_DIR [--dim 256] [--data ../shared/data]
+    python -m benchmarks.extraction_stages EXTRACTION_DIR [--dim 256] [--data ../shared/data]
 
 EXTRACTION_DIR is an ``extraction-*`` stage folder of ``st-static build`` (or the output of ``run_extraction``).
 """
@@ -14,14 +14,19 @@ from pathlib import Path
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
-from st_static.evaluation import evaluate_tasks, find_tasks, model_encoder
-from st_static.extraction.pca import removed_components_for
-from st_static.extraction.stages import ExtractionStage, fit_reduction
-from st_static.io import load_model
-from st_static.settings import ReductionSettings
-from st_static.static_word_average import StaticWordAverage
+from benchmarks.common import (
+    ExtractionStage,
+    ReductionSettings,
+    StaticWordAverage,
+    default_data_dir,
+    evaluate_tasks,
+    find_tasks,
+    fit_reduction,
+    load_model,
+    model_encoder,
+    removed_components_for,
+)
 
-REPO = Path(__file__).resolve().parents[1]
 TASKS = ("stsb-en-dev", "sick-dev", "stsb-en-test")
 
 
@@ -29,7 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("extraction", type=Path)
     parser.add_argument("--dim", type=int, default=256)
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=default_data_dir())
     arguments = parser.parse_args()
 
     tasks = [task for task in find_tasks(arguments.data) if task.name in TASKS]

@@ -1,6 +1,6 @@
 """Out-of-vocabulary rate of models on the words of evaluation files (word occurrences and distinct words).
 
-    python benchmarks/oov_rate.py --data ../shared/data --tasks stsb-en-test,sick-dev \
+    python -m benchmarks.oov_rate --data ../shared/data --tasks stsb-en-test,sick-dev \
         --model "corpus only=MODELS/without-completion" --model "completed=MODELS/swe-minilm-256" \
         --output benchmarks/results/DATE-oov-rate.md
 
@@ -12,15 +12,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.io import load_model  # noqa: E402
-from st_static.tokenization import split_words  # noqa: E402
+from benchmarks.common import load_model, split_words
 
 
 def task_words(path: Path) -> Counter[str]:
@@ -64,7 +59,7 @@ def main() -> None:
     lines = [
         "# Out-of-vocabulary words on evaluation files",
         "",
-        "Command: `python benchmarks/oov_rate.py --tasks "
+        "Command: `python -m benchmarks.oov_rate --tasks "
         + arguments.tasks
         + " "
         + " ".join(f"--model {item.split('=')[0]}=MODELS/..." for item in arguments.model)

@@ -1,6 +1,6 @@
 """Build a static model with random vectors over the most frequent corpus words: a stand-in for speed tests.
 
-    python benchmarks/random_model.py OUT_DIR [--corpus ../shared/data/corpus/en.txt] [--words 30000] [--dim 256]
+    python -m benchmarks.random_model OUT_DIR [--corpus ../shared/data/corpus/en.txt] [--words 30000] [--dim 256]
 
 Its quality is meaningless (random vectors); its vocabulary size, dimension and tokenisation are those of a real
 model, so its speed is. Real models come from the extraction/training pipeline.
@@ -16,26 +16,22 @@ import numpy as np
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
-from st_static import StaticWordAverage
-from st_static.data import iter_lines
-from st_static.io import save_model
-from st_static.tokenization import split_words
-
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "en.txt"
+from benchmarks.common import StaticWordAverage, default_corpus, save_model, split_words
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("output", type=Path)
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--words", type=int, default=30_000, help="vocabulary size (most frequent lowercase words)")
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
     counts: Counter[str] = Counter()
-    for line in iter_lines(args.corpus):
-        counts.update(split_words(line.lower()))
+    with args.corpus.open(encoding="utf-8") as corpus:
+        for line in corpus:
+            counts.update(split_words(line.strip().lower()))
     words = [word for word, _ in counts.most_common(args.words)]
     vectors = np.random.default_rng(args.seed).standard_normal((len(words), args.dim)).astype(np.float32)
     module = StaticWordAverage.from_word_vectors(

@@ -4,7 +4,7 @@ Builds a static model with a `--vocab-size` x `--dim` random table over the most
 synthetic teacher embeddings (a fixed random projection of each sentence's bag of words), then runs
 `refine_by_distillation` for `--steps` steps and prints the speed. No teacher model or network needed.
 
-    python benchmarks/refinement_speed.py --steps 2000
+    python -m benchmarks.refinement_speed --steps 2000
 """
 
 from __future__ import annotations
@@ -19,24 +19,12 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
-from st_static import StaticWordAverage
-from st_static.tokenization import split_words
-from st_static.training import refine_by_distillation
-
-# The data bundle sits next to the repository (``../shared``), or next to the worktrees' folder.
-CORPUS = next(
-    (
-        folder / "shared" / "data" / "corpus" / "en.txt"
-        for folder in Path(__file__).resolve().parents[1:4]
-        if (folder / "shared" / "data" / "corpus" / "en.txt").exists()
-    ),
-    Path("../shared/data/corpus/en.txt"),
-)
+from benchmarks.common import StaticWordAverage, default_corpus, refine_by_distillation, split_words
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--vocab-size", type=int, default=150_000)
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--teacher-dim", type=int, default=384)

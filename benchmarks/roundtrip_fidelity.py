@@ -6,7 +6,7 @@
    of the method note's rules (split on non-letters, exact then lowercase look-up, longest known prefix along the
    teacher's sub-word pieces), with the classes of disagreement.
 
-    python benchmarks/roundtrip_fidelity.py MODEL_DIR [--teacher T] [--corpus FILE] [--lines 20000]
+    python -m benchmarks.roundtrip_fidelity MODEL_DIR [--teacher T] [--corpus FILE] [--lines 20000]
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ from pathlib import Path
 import numpy as np
 from transformers import AutoTokenizer
 
-from st_static.bare_load import bare_encode
-from st_static.hub import place_in_hf_cache
-from st_static.io import load_model
-from st_static.static_word_average import StaticWordAverage
-from st_static.teachers import resolve_teacher
+from benchmarks.common import (
+    StaticWordAverage,
+    bare_encode,
+    default_corpus,
+    load_model,
+    place_in_hf_cache,
+    resolve_teacher,
+)
 
 ADVERSARIAL = [
     "",
@@ -109,7 +112,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
     parser.add_argument("--teacher", default="sentence-transformers/all-MiniLM-L6-v2")
-    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/data/corpus/en.txt"))
+    parser.add_argument("--corpus", default=str(default_corpus()))
     parser.add_argument("--lines", type=int, default=20_000)
     arguments = parser.parse_args()
 

@@ -1,6 +1,6 @@
 """Serving speed of a static model next to its peers: throughput, one-query latency, peak memory; a process per row.
 
-    python benchmarks/serving.py MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--rounds 2] [--long-text-mib 50]
+    python -m benchmarks.serving MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--rounds 2] [--long-text-mib 50]
         [--output benchmarks/results/2026-11-23-serving.md] [--profile benchmarks/results/2026-11-23-serving-profile.md]
 
 Rows (each measured in a fresh process, so that its peak RSS is its own):
@@ -11,7 +11,8 @@ Rows (each measured in a fresh process, so that its peak RSS is its own):
 * model2vec ``StaticModel.encode`` of its own distillation of all-MiniLM-L6-v2 (pca_dims=256), and model2vec's
   ``StaticModel`` loading MODEL_DIR as saved (no arguments: the torch-free way to serve our models);
 * WordLlama l2_supercat 256.
-The peers run in their own virtual environments under ``--cache`` (``benchmarks/compare.py`` creates them).
+The peers run in their own virtual environments under ``--cache`` (made by ``benchmarks.common.ensure_venv``,
+as for ``benchmarks.compare``).
 Throughput: sentences/s on the first ``--sentences`` corpus lines in batches of ``--batch-size``, best of
 ``--repeats`` after a warm-up batch. Latency: one short query, ``--calls`` calls after 50 warm-up calls, p50/p99.
 Rows alternate over ``--rounds`` rounds; each figure is the best round. Vectors: every row that embeds MODEL_DIR is
@@ -34,6 +35,17 @@ from pathlib import Path
 
 import numpy as np
 
+# The worker side runs in the peers' venvs too: no st-static (nor torch) at import, only the standard library.
+from benchmarks.common import (
+    CACHE,
+    REPO,
+    ensure_venv,
+    load_average,
+    log,
+    prepare_model2vec,
+    rss_mib,
+)
+
 SHORT_QUERY = "The quick brown fox jumps over the lazy dog."
 WARM_UP_CALLS = 50
 ADVERSARIAL = [
@@ -54,13 +66,6 @@ ADVERSARIAL = [
 
 
 # ---------------------------------------------------------------------------------------------- worker side
-def rss_mib(field: str) -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def load_row(kind: str, path: str, batch_size: int):
     """``(encode(texts) -> array or None, encode_one(text))`` for a row."""
     if kind in ("fast", "st"):
@@ -168,13 +173,17 @@ def worker(spec_file: str) -> None:
 # ---------------------------------------------------------------------------------------------- driver side
 def relative(path: Path) -> str:
     """``path`` relative to the repository when it is inside it (no machine paths in results files)."""
-    repo = Path(__file__).resolve().parents[1]
     resolved = path.resolve()
-    return str(resolved.relative_to(repo)) if resolved.is_relative_to(repo) else path.name
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else path.name
 
 
-def load_average() -> str:
-    return "/".join(f"{value:.1f}" for value in os.getloadavg())
+def run_worker(python: str, spec_file: Path, st_static: bool) -> subprocess.CompletedProcess:
+    """Run this module's worker on ``spec_file`` in a fresh process of ``python``; st-static importable or not."""
+    pythonpath = str(REPO) if st_static else ""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": pythonpath}
+    # -m from the repository root: the worker imports benchmarks.common (standard library only).
+    command = [python, "-m", "benchmarks.serving", "--worker", str(spec_file)]
+    return subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
 
 
 def run_row(row: dict, args: argparse.Namespace, work: Path, name: str) -> dict:
@@ -190,12 +199,8 @@ def run_row(row: dict, args: argparse.Namespace, work: Path, name: str) -> dict:
         "embeddings": str(work / f"{name}.npy") if row.get("compare") else None,
     }
     (work / f"{name}.spec.json").write_text(json.dumps(spec))
-    repo = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": repo if row.get("st_static") else ""}
     load_before = load_average()
-    result = subprocess.run(
-        [row["python"], __file__, "--worker", str(work / f"{name}.spec.json")], env=env, capture_output=True, text=True
-    )
+    result = run_worker(row["python"], work / f"{name}.spec.json", bool(row.get("st_static")))
     if result.returncode != 0:
         raise SystemExit(f"error: row {row['label']} failed:\n{result.stderr[-3000:]}")
     metrics = json.loads(Path(spec["output"]).read_text())
@@ -214,27 +219,21 @@ def run_long_text(row: dict, args: argparse.Namespace, work: Path, name: str) ->
         "output": str(work / f"{name}.json"),
     }
     (work / f"{name}.spec.json").write_text(json.dumps(spec))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    print(f"long text: {row['label']} ...", file=sys.stderr, flush=True)
-    result = subprocess.run(
-        [row["python"], __file__, "--worker", str(work / f"{name}.spec.json")], env=env, capture_output=True, text=True
-    )
+    log(f"long text: {row['label']} ...")
+    result = run_worker(row["python"], work / f"{name}.spec.json", st_static=True)
     if result.returncode != 0:
         raise SystemExit(f"error: long text on {row['label']} failed:\n{result.stderr[-3000:]}")
     return json.loads(Path(spec["output"]).read_text())
 
 
 def build_rows(args: argparse.Namespace) -> list[dict]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import compare  # the peers' venvs and models, as benchmarks/compare.py prepares them
-
-    from st_static.teachers import DEFAULT_TEACHER, resolve_teacher
+    from benchmarks.common import DEFAULT_TEACHER, resolve_teacher
 
     model = str(args.model)
     main = sys.executable
-    model2vec_python = str(compare.ensure_venv(args.cache, "model2vec"))
-    distilled = str(compare.prepare_model2vec(args.cache, resolve_teacher(DEFAULT_TEACHER)))
-    wordllama_python = str(compare.ensure_venv(args.cache, "wordllama"))
+    model2vec_python = str(ensure_venv(args.cache, "model2vec"))
+    distilled = str(prepare_model2vec(args.cache, resolve_teacher(DEFAULT_TEACHER)))
+    wordllama_python = str(ensure_venv(args.cache, "wordllama"))
     return [
         {"label": "`st_static.encode` (fast path)", "kind": "fast", "path": model, "python": main,
          "st_static": True, "compare": True},
@@ -284,7 +283,7 @@ def report(rows: list[dict], results: list[dict], diffs: dict[str, float], args:
         f"best of {args.rounds} rounds (rows alternate). Peak RSS: VmHWM of the row's process (imports, model,",
         "20,000 texts, the measurements). Max abs diff: against `SentenceTransformer.encode` of st-static's module on",
         f"the {args.sentences:,} lines plus {len(ADVERSARIAL)} adversarial texts (a 100,000-character one among them).",
-        "The model is a random-vector stand-in of the published model's size (`benchmarks/random_model.py`): speed,",
+        "The model is a random-vector stand-in of the published model's size (`benchmarks.random_model`): speed,",
         "memory and agreement are a real model's, quality is not.",
         "",
         "| path | sentences/s | one query p50 (ms) | p99 (ms) | peak RSS (MiB) | torch imported | max abs diff |",
@@ -329,7 +328,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "st-static")
+    parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--long-text-mib", type=int, default=50, help="also embed one text this long (0: skip)")
     parser.add_argument("--output", type=Path, default=None, help="write the table here too")
     parser.add_argument("--profile", type=Path, default=None, help="also write the profile breakdown here")
@@ -341,22 +340,21 @@ def main() -> None:
     args.corpus = args.corpus.resolve()
     args.model_label = args.model_label or f"MODELS/{args.model.name}"
     args.command = " ".join(
-        ["python benchmarks/serving.py", args.model_label, f"--rounds {args.rounds}"]
+        ["python -m benchmarks.serving", args.model_label, f"--rounds {args.rounds}"]
         + [f"--{name} {relative(getattr(args, name))}" for name in ("output", "profile") if getattr(args, name)]
     )
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from st_static.speed import machine_description
-    from st_static.static_word_average import CONFIG_FILE_NAME
-
-    config = json.loads((args.model / CONFIG_FILE_NAME).read_text(encoding="utf-8"))
+    config = json.loads((args.model / "st_static_config.json").read_text(encoding="utf-8"))
     args.model_description = f"{config['num_words']:,} words x {config['embedding_dim']}"
+    from benchmarks.common import machine_description
+
     args.machine = machine_description()
     args.load_start = load_average()
     if args.profile:
-        from serving_profile import write_profile
-
-        write_profile(args.model, args.corpus, args.sentences, args.batch_size, args.profile, args.model_label)
-        print(f"wrote {args.profile}", file=sys.stderr)
+        profile = ["-m", "benchmarks.serving_profile", str(args.model.resolve()), "--corpus", str(args.corpus)]
+        profile += ["--sentences", str(args.sentences), "--batch-size", str(args.batch_size)]
+        profile += ["--output", str(args.profile.resolve()), "--model-label", args.model_label]
+        subprocess.run([sys.executable, *profile], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        log(f"wrote {args.profile}")
     rows = build_rows(args)
     rounds: list[list[dict]] = [[] for _ in rows]
     with tempfile.TemporaryDirectory(prefix="st-static-serving-") as work_dir:
@@ -364,7 +362,7 @@ def main() -> None:
         vectors: dict[str, np.ndarray] = {}
         for round_index in range(args.rounds):
             for index, row in enumerate(rows):
-                print(f"round {round_index + 1}: {row['label']} ...", file=sys.stderr, flush=True)
+                log(f"round {round_index + 1}: {row['label']} ...")
                 rounds[index].append(run_row(row, args, work, f"row{index}"))
                 if row.get("compare") and round_index == 0:
                     vectors[row["label"]] = np.load(work / f"row{index}.npy")
@@ -386,7 +384,7 @@ def main() -> None:
     print(text)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        log(f"wrote {args.output}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Where the time of one query and of 20,000 texts goes, on both serving paths, before and after st-static's changes.
 
-    python benchmarks/serving_profile.py MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--output FILE]
+    python -m benchmarks.serving_profile MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--output FILE]
 
-(``benchmarks/serving.py --profile FILE`` runs it too.) Each step is timed on its own, in one process: the p50 of
+(``python -m benchmarks.serving --profile FILE`` runs it too.) Each step is timed on its own, in one process: the p50 of
 2,000 calls for one query, the best of 3 runs over the corpus lines (batches of 1,024) for the batch. "Before" is
 the pipeline as it was (Rust ``encode_batch_fast`` for every text, the ids gathered in Python, torch's
 ``embedding_bag`` on torch's default threads, ``torch.nn.functional.normalize``); "after" is what
@@ -20,18 +20,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import torch
+from sentence_transformers import SentenceTransformer
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import torch  # noqa: E402
-from sentence_transformers import SentenceTransformer  # noqa: E402
-
-import st_static  # noqa: E402
-from st_static.inference import check_pipeline, static_module  # noqa: E402
-from st_static.row_sums import normalize_rows, sum_rows, text_vector  # noqa: E402
-from st_static.speed import machine_description  # noqa: E402
-from st_static.static_word_average import check_texts  # noqa: E402
+import st_static
+from benchmarks.common import (
+    check_pipeline,
+    check_texts,
+    machine_description,
+    normalize_rows,
+    static_module,
+    sum_rows,
+    text_vector,
+)
 
 QUERY = "The quick brown fox jumps over the lazy dog."
 
@@ -162,7 +163,7 @@ def write_profile(
     lines = [
         "# Serving profile: where the time goes",
         "",
-        f"Command: `python benchmarks/serving_profile.py {model_label}` (or `benchmarks/serving.py --profile`)",
+        f"Command: `python -m benchmarks.serving_profile {model_label}` (or `python -m benchmarks.serving --profile`)",
         "",
         f"Machine: {machine_description()}; torch threads {torch.get_num_threads()}; load average {load_before}"
         f" before, {load_after} after (shared machine: compare within the table).",

@@ -1,6 +1,6 @@
 """Speed of the core encoding paths of one static model, against its ceiling and its alternatives.
 
-    python benchmarks/speed_core.py MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--teacher-sentences 2048]
+    python -m benchmarks.speed_core MODEL_DIR [--corpus ../shared/data/corpus/en.txt] [--teacher-sentences 2048]
 
 Sentences/s on the first 20,000 corpus lines, batch 1024, best of 3 after a warm-up, for:
 1. our model through ``SentenceTransformer.encode``;
@@ -25,18 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
+from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from sentence_transformers import SentenceTransformer  # noqa: E402
-from sentence_transformers.base.modules import Normalize  # noqa: E402
-from sentence_transformers.sentence_transformer.modules import StaticEmbedding  # noqa: E402
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # noqa: E402
-
-import st_static  # noqa: E402
-from st_static.inference import static_module  # noqa: E402
-from st_static.teachers import DEFAULT_TEACHER, resolve_teacher  # noqa: E402
+import st_static
+from benchmarks.common import DEFAULT_TEACHER, default_corpus, resolve_teacher, static_module
 
 
 def best_rate(encode: Callable[[list[str]], object], texts: list[str], batch_size: int, repeats: int) -> float:
@@ -70,13 +65,6 @@ def wordlevel_static_embedding(words: list[str], dim: int, seed: int = 0) -> Sen
     return SentenceTransformer(
         modules=[StaticEmbedding(tokenizer, embedding_weights=weights), Normalize()], device="cpu"
     )
-
-
-def default_corpus() -> Path:
-    for candidate in (Path.cwd() / ".." / "shared" / "data", REPO.parent / "shared" / "data"):
-        if (candidate / "corpus" / "en.txt").is_file():
-            return (candidate / "corpus" / "en.txt").resolve()
-    return Path("../shared/data/corpus/en.txt")
 
 
 def main() -> None:

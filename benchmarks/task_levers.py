@@ -1,6 +1,6 @@
 """Build levers measured on the task files (classification, clustering, retrieval) and on STS, dev and test apart.
 
-    python benchmarks/task_levers.py --corpus ../shared/data/corpus/en.txt --data ../shared/data \
+    python -m benchmarks.task_levers --corpus ../shared/data/corpus/en.txt --data ../shared/data \
         --work models/swe-minilm-256.work --variant "baseline|" --variant "long texts 20k|long_texts=20000" \
         --output benchmarks/results/DATE-task-levers.md
 
@@ -23,15 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.distill_api import distill  # noqa: E402
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
+from benchmarks.common import DEV_TASKS, TEST_TASKS, command_line, parse_settings, task_evaluator, write_report
 
 csv.field_size_limit(sys.maxsize)
-STS_DEV = ("stsb-en-dev", "sick-dev", "msrp-dev")
-STS_TEST = ("stsb-en-test",)
+STS_DEV, STS_TEST = DEV_TASKS, TEST_TASKS
 Encode = Callable[[list[str]], np.ndarray]
 
 
@@ -114,17 +109,6 @@ def task_scores(model: object, tasks_dir: Path) -> dict[str, tuple[float, float]
     return {name: scorer(encode, tasks_dir / file) for name, (scorer, file) in ENGLISH_TASKS.items()}
 
 
-def parse_values(text: str) -> dict[str, object]:
-    values: dict[str, object] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, _, value = item.partition("=")
-        try:
-            values[name.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            values[name.strip()] = value.strip()
-    return values
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", required=True)
@@ -140,8 +124,10 @@ def main() -> None:
     rows = []
     for variant in arguments.variant:
         name, _, values = variant.partition("|")
-        overrides = {**parse_values(arguments.set), **parse_values(values)}
+        overrides = {**parse_settings([arguments.set]), **parse_settings([values])}
         started = time.perf_counter()
+        from st_static import distill
+
         model = distill(arguments.teacher, arguments.corpus, work_dir=arguments.work, **overrides)
         seconds = time.perf_counter() - started
         sts = {task: result["score"] for task, result in evaluate_sts(model).items()}
@@ -169,13 +155,11 @@ def main() -> None:
         cells += [f"{row['sts']['stsb-en-test']:.2f}"]
         cells += [f"{row['tasks'][task][1]:.2f}" for task in task_names] + [f"{row['task_test_mean']:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
-    print(table)
-    if arguments.output:
-        command = "python benchmarks/task_levers.py " + " ".join(sys.argv[1:])
-        text = f"# Task levers\n\nCommand: `{command}`\n\n{table}\n"
-        arguments.output.write_text(text, encoding="utf-8")
-        arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    write_report(
+        arguments.output,
+        ["# Task levers", "", f"Command: `{command_line('benchmarks.task_levers')}`", "", *lines],
+        rows,
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Where the teacher pass spends its time, and how fast (and how faithful) each teacher runtime is.
 
-    python benchmarks/teacher_pass_profile.py --corpus ../shared/data/corpus/en.txt [--teacher minilm] \
+    python -m benchmarks.teacher_pass_profile --corpus ../shared/data/corpus/en.txt [--teacher minilm] \
         [--sentences 4000] [--threads 2] --output benchmarks/results/DATE-teacher-pass-profile.md
 
 Takes the sentences a default build's selection reads (``--sentences-per-word``, shortest first), keeps an evenly
@@ -14,23 +14,26 @@ dynamic int8 quantisation, each with the cosine of its word vectors to float32's
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors  # noqa: E402
-from st_static.extraction.corpus import iter_sentences  # noqa: E402
-from st_static.extraction.extract import TokenAligner, plan_batches, teacher_token_counts  # noqa: E402
-from st_static.extraction.selection import select_sentences  # noqa: E402
-from st_static.settings import ExtractionSettings  # noqa: E402
-from st_static.teachers import load_teacher, load_teacher_tokenizer  # noqa: E402
-from st_static.tokenization import build_word_tokenizer  # noqa: E402
+from benchmarks.common import (
+    ExtractionSettings,
+    TokenAligner,
+    build_vocabulary,
+    build_word_tokenizer,
+    count_word_sentences,
+    extract_word_vectors,
+    iter_sentences,
+    load_teacher,
+    load_teacher_tokenizer,
+    plan_batches,
+    select_sentences,
+    teacher_token_counts,
+)
 
 
 def sample_sentences(teacher: str, corpus: Path, sentences_per_word: int, count: int) -> tuple[list[str], object]:
@@ -158,7 +161,7 @@ def main() -> None:
     lines = [
         f"# Teacher pass profile ({arguments.teacher}, {arguments.corpus.name})",
         "",
-        f"Command: `python benchmarks/teacher_pass_profile.py --corpus {arguments.corpus.name} --teacher "
+        f"Command: `python -m benchmarks.teacher_pass_profile --corpus {arguments.corpus.name} --teacher "
         f"{arguments.teacher} --sentences-per-word {arguments.sentences_per_word} --sentences {arguments.sentences} "
         f"--batch-tokens {arguments.batch_tokens} --threads {arguments.threads}`; {torch.get_num_threads()} torch "
         f"thread(s), CPU: {torch.backends.cpu.get_cpu_capability()}. {len(sentences):,} of the build's selected "

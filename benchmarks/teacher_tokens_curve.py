@@ -1,6 +1,6 @@
 """Quality against the text the teacher reads: one build per ``--sentences-per-word`` N (shortest sentences first).
 
-    python benchmarks/teacher_tokens_curve.py --corpus ../shared/data/corpus/en.txt --data ../shared/data \
+    python -m benchmarks.teacher_tokens_curve --corpus ../shared/data/corpus/en.txt --data ../shared/data \
         --work runs/curve [--teacher minilm] [--values 100,50,20,10,5] [--set steps=4000 ...] \
         --output benchmarks/results/DATE-teacher-tokens-curve.md
 
@@ -14,31 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
-from st_static.files import folder_lock  # noqa: E402
-from st_static.pipeline import run_pipeline  # noqa: E402
-from st_static.settings import BuildSettings  # noqa: E402
+from benchmarks.common import BuildSettings, folder_lock, parse_settings, run_pipeline, task_evaluator, write_report
 
 TASKS = ("stsb-en-dev", "sick-dev")
-
-
-def parse_overrides(items: list[str]) -> dict[str, object]:
-    """``name=value`` pairs; values are read as JSON when they parse (numbers, booleans), else as text."""
-    overrides: dict[str, object] = {}
-    for item in items:
-        name, _, text = item.partition("=")
-        try:
-            overrides[name] = json.loads(text)
-        except json.JSONDecodeError:
-            overrides[name] = text
-    return overrides
 
 
 def main() -> None:
@@ -59,7 +40,7 @@ def main() -> None:
             corpus=str(arguments.corpus),
             teacher=arguments.teacher,
             sentences_per_word=value,
-            **parse_overrides(arguments.set),
+            **parse_settings(arguments.set),
         )
         started = time.perf_counter()
         with folder_lock(arguments.work):
@@ -82,14 +63,14 @@ def main() -> None:
             }
         )
         print(json.dumps(rows[-1]), flush=True)
-    write_report(rows, arguments)
+    write_table(rows, arguments)
 
 
-def write_report(rows: list[dict], arguments: argparse.Namespace) -> None:
+def write_table(rows: list[dict], arguments: argparse.Namespace) -> None:
     lines = [
         f"# Quality against teacher tokens read ({arguments.teacher}, {arguments.corpus.name})",
         "",
-        f"Command: `python benchmarks/teacher_tokens_curve.py --corpus {arguments.corpus.name} --values "
+        f"Command: `python -m benchmarks.teacher_tokens_curve --corpus {arguments.corpus.name} --values "
         f"{arguments.values} {' '.join('--set ' + item for item in arguments.set)}`. Shortest sentences first; "
         "scores Spearman x100 on dev sets; seconds measured with the machine possibly shared.",
         "",
@@ -103,11 +84,8 @@ def write_report(rows: list[dict], arguments: argparse.Namespace) -> None:
             f"{row['teacher_pass_seconds']:.0f} | {row['pca']['stsb-en-dev']:.2f} | {row['pca']['sick-dev']:.2f} | "
             f"{row['distillation']['stsb-en-dev']:.2f} | {row['distillation']['sick-dev']:.2f} |"
         )
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    arguments.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    write_report(arguments.output, lines, rows)
     plot(rows, arguments.output.with_suffix(".png"))
-    print("\n".join(lines))
 
 
 def plot(rows: list[dict], path: Path) -> None:

@@ -11,7 +11,22 @@ from pathlib import Path
 
 import numpy as np
 
-WORKER = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_worker.py"
+REPO = Path(__file__).resolve().parents[1]
+WORKER = REPO / "benchmarks" / "bench_worker.py"
+# Every maintained benchmark: the scripts at the top of benchmarks/ but the helper and compare.py's row worker.
+MAINTAINED = sorted(
+    path.stem for path in (REPO / "benchmarks").glob("*.py") if path.stem not in {"__init__", "common", "bench_worker"}
+)
+SHOW_HELP = """
+import runpy, sys
+for name in sys.argv[1:]:
+    sys.argv = [name, "--help"]
+    try:
+        runpy.run_module(f"benchmarks.{name}", run_name="__main__")
+    except SystemExit as exit:
+        if exit.code not in (0, None):
+            raise
+"""
 
 
 def test_worker_on_a_tiny_static_model(word_model, tmp_path):
@@ -67,11 +82,26 @@ def test_committed_results_and_docs_name_no_paths_of_a_machine():
 
 
 def test_compare_commands_name_models_without_machine_paths():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    import compare
+    from benchmarks import compare
 
     assert compare.portable_argument("ours=/srv/models/swe-minilm-256") == "ours=MODELS/swe-minilm-256"
     assert compare.portable_argument(str(compare.REPO / "models" / "m")) == "models/m"
     assert (
         compare.portable_argument("sentence-transformers/all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
     )
+
+
+def test_every_maintained_benchmark_runs_as_a_module_and_shows_help():
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run(
+        [sys.executable, "-c", SHOW_HELP, *MAINTAINED], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("usage:") == len(MAINTAINED) >= 15
+
+
+def test_benchmarks_do_not_edit_sys_path():
+    offenders = [
+        str(path.relative_to(REPO)) for path in (REPO / "benchmarks").rglob("*.py") if "sys.path" in path.read_text()
+    ]
+    assert not offenders, offenders

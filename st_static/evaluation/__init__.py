@@ -1,7 +1,7 @@
 """Evaluation: STS (Spearman), translation retrieval (Tatoeba), paraphrase AP (MSRP), diagnostics, MTEB glue.
 
-The plots of :mod:`st_static.evaluation.analysis` and the MTEB glue of :mod:`st_static.evaluation.mteb_tasks`
-need the ``eval`` extra (``pip install "st-static[eval]"``) and are imported from their modules.
+The MTEB glue of :mod:`st_static.evaluation.mteb_tasks` needs the ``eval`` extra (``pip install "st-static[eval]"``)
+and is imported from its module.
 """
 
 from __future__ import annotations

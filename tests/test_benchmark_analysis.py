@@ -1,21 +1,21 @@
-"""Analysis tools: norms by part of speech, component extremes, language separation, the Brown converter."""
+"""benchmarks.analysis: norms by part of speech, component extremes, language separation, the Brown converter."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from st_static.evaluation.analysis import (
+from benchmarks.analysis.plots import (
     component_extremes,
     language_separation,
     mean_norm_by_tag,
     plot_component_extremes,
     plot_language_separation,
     plot_norms_by_tag,
-    remove_top_components,
+    without_top_components,
     word_table,
 )
-from st_static.evaluation.pos_tags import brown_base_tag, brown_word_tags, read_word_tags, write_word_tags
+from benchmarks.analysis.pos_tags import brown_base_tag, brown_word_tags, read_word_tags, write_word_tags
 
 from .conftest import WORDS
 
@@ -48,7 +48,7 @@ def test_abtt_removes_the_language_direction():
     separation = language_separation(english, other, removed_components=1)
     assert separation["before"] > 0.3
     assert abs(separation["after_abtt"]) < 0.05
-    assert remove_top_components(np.concatenate([english, other]), 1).shape == (200, 19)
+    assert without_top_components(np.concatenate([english, other]), 1).shape == (200, 19)
 
 
 def test_plots_are_figures(word_model, tmp_path):

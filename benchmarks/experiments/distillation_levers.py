@@ -1,6 +1,6 @@
 """Levers on the distillation that the build's settings cannot express, tried on one cached build.
 
-    python benchmarks/distillation_levers.py --work models/swe-minilm-256.work --data ../shared/data \
+    python -m benchmarks.experiments.distillation_levers --work models/swe-minilm-256.work --data ../shared/data \
         --second-teacher-work models/swe-all-mpnet-base-v2-256d.work \
         --output benchmarks/results/2026-11-23-distillation-levers.md
 
@@ -50,21 +50,25 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchmarks.common import (
+    DEV_TASKS,
+    REPO,
+    TEST_TASKS,
+    dev_mean,
+    load_model,
+    propagate_refinement,
+    similarity_distillation_loss,
+    task_evaluator,
+    task_table_header,
+    write_report,
+)
 
-from st_static import load_model  # noqa: E402
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
-from st_static.losses.similarity_distillation import similarity_distillation_loss  # noqa: E402
-from st_static.training.propagation import propagate_refinement  # noqa: E402
-
-DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
-TEST_TASKS = ("stsb-en-test",)
 VALIDATION_SIZE = 4096
 LEVERS = (
     "mse",
@@ -322,16 +326,10 @@ class TokenLever(Lever):
 class WordTokenLever(Lever):
     """The word table and a sub-word token table trained as one student (rows: words, [UNK], tokens)."""
 
-    def __init__(
-        self,
-        pca_folder: Path,
-        texts: list[str],
-        targets: np.ndarray,
-        arguments: argparse.Namespace,
-        token_folder: Path,
-        mode: str,
-    ) -> None:
-        super().__init__(pca_folder, texts, targets, arguments)
+    def __init__(self, token_folder: Path, mode: str, *lever_arguments: Any) -> None:
+        """``lever_arguments``: those of :class:`Lever` (the word table's PCA folder, texts, targets, arguments)."""
+        super().__init__(*lever_arguments)
+        arguments = self.arguments
         tokens = TokenLever(token_folder, [], np.zeros((0, 1)), arguments)
         self.mode, self.words = mode, self.num_words
         vocabulary = self.module.vocabulary[: self.words]
@@ -451,7 +449,7 @@ def main() -> None:
         pca={"dim": arguments.pca_dim, "level": "sentence", "removed_components": arguments.removed_components},
     )
     teacher = arguments.teacher or json.loads((extraction / "stats.json").read_text())["settings"]["teacher"]
-    from st_static.teachers import resolve_teacher
+    from benchmarks.common import resolve_teacher
 
     cache_name = re.sub(r"\W+", "-", teacher).strip("-")
     teacher = resolve_teacher(teacher)
@@ -493,11 +491,11 @@ def main() -> None:
     if arguments.token_table and "token-table" in wanted:
         run.token_table(arguments.token_table, baseline["table"])
     for mode in ("sum", "concat") if arguments.token_table and "word-token-joint" in wanted else ():
-        lever = WordTokenLever(pca, sentences, targets, arguments, arguments.token_table, mode)
+        lever = WordTokenLever(arguments.token_table, mode, pca, sentences, targets, arguments)
         run.record(f"word + token table trained together ({mode})", lever, lever.train(run.batches(), validation))
     if "post-hoc" in wanted:
         run.post_hoc(baseline["table"])
-    write_report(run.rows, arguments)
+    write_table(run.rows, arguments)
 
 
 @dataclass
@@ -605,30 +603,29 @@ class Run:
         self.record("baseline, row norms shrunk to their square root", self.base, {"table": shrunk})
 
 
-def write_report(rows: list[dict[str, object]], arguments: argparse.Namespace) -> None:
+def write_table(rows: list[dict[str, object]], arguments: argparse.Namespace) -> None:
     columns = [*DEV_TASKS, *TEST_TASKS]
     command = " ".join(sys.argv[1:])
     lines = [
         "# Distillation levers beyond the build's settings",
         "",
-        f"Command: `python benchmarks/distillation_levers.py {command}`. Spearman x100 (msrp-dev: average precision "
-        "x100). Choose on dev; stsb-en-test is reported only. What each variant changes: the script's docstring.",
+        f"Command: `python -m benchmarks.experiments.distillation_levers {command}`. Spearman x100 (msrp-dev: "
+        "average precision x100). Choose on dev; stsb-en-test is reported only. What each variant changes: the "
+        "script's docstring.",
         "",
-        "| variant | " + " | ".join(columns) + " | dev mean | best step | best val. loss | train s |",
-        "| --- | " + " | ".join("---:" for _ in columns) + " | ---: | ---: | ---: | ---: |",
+        *task_table_header("variant", ["dev mean", "best step", "best val. loss", "train s"]),
     ]
     for row in rows:
         scores = row["scores"]
-        dev_mean = sum(scores[task] for task in DEV_TASKS) / len(DEV_TASKS)
         loss = row.get("best_validation_loss")
         seconds = row.get("train_seconds")
-        cells = [f"{scores[task]:.2f}" for task in columns] + [f"{dev_mean:.2f}", str(row.get("best_step", "-"))]
+        cells = [f"{scores[task]:.2f}" for task in columns] + [
+            f"{dev_mean(scores):.2f}",
+            str(row.get("best_step", "-")),
+        ]
         cells += [f"{loss:.4f}" if loss is not None else "-", f"{seconds:.0f}" if seconds is not None else "-"]
         lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    arguments.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    arguments.output.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    write_report(arguments.output, lines, rows)
 
 
 if __name__ == "__main__":

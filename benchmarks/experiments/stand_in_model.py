@@ -4,7 +4,7 @@ Not an st-static model of any quality: each whole-word entry of the teacher's vo
 no special tokens) gets the teacher's input embedding row, ordered most frequent first by ``wordfreq``. It is
 only meant for checking sizes and the *relative* effect of compression before real models exist.
 
-    PYTHONPATH=. python benchmarks/stand_in_model.py sentence-transformers/all-MiniLM-L6-v2 /tmp/minilm-input
+    python -m benchmarks.experiments.stand_in_model sentence-transformers/all-MiniLM-L6-v2 /tmp/minilm-input
 """
 
 from __future__ import annotations
@@ -18,11 +18,7 @@ from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 from wordfreq import word_frequency
 
-from st_static import StaticWordAverage
-from st_static.io import save_model
-from st_static.languages import is_spaceless_token
-from st_static.teachers import resolve_teacher
-from st_static.tokenization import split_words
+from benchmarks.common import StaticWordAverage, is_spaceless_token, resolve_teacher, save_model, split_words
 
 EMBEDDING_KEY = "embeddings.word_embeddings.weight"
 

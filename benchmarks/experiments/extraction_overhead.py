@@ -4,7 +4,7 @@ The bare pass is what any use of the teacher costs: ``teacher.preprocess`` + ``t
 extraction adds offset alignment, word tokenisation and the per-word sums. Both run the same length-sorted batches
 (best of ``--repeats`` runs each, alternating).
 
-    python benchmarks/extraction_overhead.py [--teacher T] [--corpus FILE] [--sentences 5000]
+    python -m benchmarks.experiments.extraction_overhead [--teacher T] [--corpus FILE] [--sentences 5000]
 """
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
-from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors
-from st_static.extraction.extract import plan_batches, teacher_token_counts
-from st_static.teachers import resolve_teacher
-from st_static.tokenization import build_word_tokenizer
-
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common import (
+    build_vocabulary,
+    build_word_tokenizer,
+    count_word_sentences,
+    default_corpus,
+    extract_word_vectors,
+    plan_batches,
+    resolve_teacher,
+    teacher_token_counts,
+)
 
 
 def bare_pass(teacher: SentenceTransformer, sentences: list[str], prompt: str) -> tuple[int, float]:
@@ -40,7 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--teacher", default="sentence-transformers/all-MiniLM-L6-v2")
     parser.add_argument("--prompt", default="")
-    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "data" / "corpus" / "en.txt")
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--sentences", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=2)
     arguments = parser.parse_args()

