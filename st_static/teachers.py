@@ -87,6 +87,15 @@ KNOWN_TEACHERS: tuple[KnownTeacher, ...] = (
     ),
 )
 PROMPTS_FILE = "config_sentence_transformers.json"
+LICENSE_NOTICES = {
+    "gemma": (
+        "Gemma is provided under and subject to the Gemma Terms of Use found at https://ai.google.dev/gemma/terms. "
+        "This table is a model derivative of Gemma and is distributed under those terms: their use restrictions "
+        "(the Gemma Prohibited Use Policy, https://ai.google.dev/gemma/prohibited_use_policy) apply to it and "
+        "must be passed on to anyone you give it to."
+    ),
+}
+"""Notices a licence requires every derived model to carry (by the Hub's licence id)."""
 
 
 def _packaged_folder(teacher: KnownTeacher) -> str | None:

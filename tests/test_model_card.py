@@ -359,3 +359,11 @@ def test_card_lists_the_task_type_scores_with_their_means(described_model, tmp_p
     assert parse_evaluation_table(card)["bbc-news-title-to-article"] == ("ndcg_at_10", "65.00")  # every task listed
     task_types = {result["task"]["type"] for result in card_yaml(card)["model-index"][0]["results"]}
     assert {"classification", "retrieval", "semantic-similarity"} <= task_types
+
+
+def test_a_table_from_a_gemma_teacher_carries_the_gemma_terms(described_model, tmp_path):
+    described_model[0].metadata["teacher"] = "google/embeddinggemma-300m"
+    card = save_with_evaluation(described_model, tmp_path / "model")
+    assert "license: gemma" in card
+    assert "Gemma Terms of Use found at https://ai.google.dev/gemma/terms" in card
+    assert "Prohibited Use Policy" in card

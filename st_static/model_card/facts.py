@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from st_static.citation import WADA_2025_BIBTEX
-from st_static.teachers import describe_license, find_teacher, is_repo_id
+from st_static.teachers import LICENSE_NOTICES, describe_license, find_teacher, is_repo_id
 
 CARD_FILE_NAME = "README.md"
 
@@ -207,6 +207,8 @@ def license_facts(metadata: dict[str, Any], teacher: TeacherInfo) -> tuple[str |
             f"The teacher's licence is not known ({teacher.markdown}): check it before use. The table is also "
             "derived from the text it was distilled on:"
         )
+    if license_ in LICENSE_NOTICES:
+        text = f"{LICENSE_NOTICES[license_]}\n\n{text}"
     notes = []
     # The build records several corpus files as one "a.txt, b.tsv" string.
     corpus = [part.strip() for item in as_list(metadata.get("corpus")) for part in item.split(", ") if part.strip()]
