@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
-from st_static.data import read_translation_pairs  # noqa: E402
+from st_static.data_files import read_translation_pairs  # noqa: E402
 from st_static.evaluation.analysis import (  # noqa: E402
     component_extremes,
     language_separation,

@@ -68,7 +68,7 @@ def load(kind: str, path: str, batch_size: int) -> tuple[Callable, Callable | No
         modules_file = Path(path) / "modules.json"
         if modules_file.is_file() and '"st_static.' in modules_file.read_text(encoding="utf-8"):
             # st-static's own modules (an ensemble's BlockNormalize) load through st_static, not bare.
-            from st_static.io import load_model
+            from st_static.model.save_load import load_model
 
             model = load_model(path)
         else:

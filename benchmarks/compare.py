@@ -40,7 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from st_static.data import read_scored_pairs, read_translation_pairs  # noqa: E402
+from st_static.data_files import read_scored_pairs, read_translation_pairs  # noqa: E402
 from st_static.evaluation.encoders import lookup_encoder  # noqa: E402
 from st_static.evaluation.report import package_versions  # noqa: E402
 from st_static.evaluation.sts import evaluate_sts  # noqa: E402
@@ -197,8 +197,8 @@ def prepare_glove(cache: Path) -> Path:
     from sentence_transformers.base.modules import Normalize
 
     from st_static import StaticWordAverage
-    from st_static.io import save_model
-    from st_static.tokenization import split_words
+    from st_static.model.save_load import save_model
+    from st_static.model.tokenization import split_words
 
     words = polars.read_parquet(root / "glove_6B_index.parquet")["index"].to_list()
     vectors = np.load(root / "glove_6B_50d_emb.npy")

@@ -33,10 +33,10 @@ from st_static.compression import (
     quantize,
     truncate_dimensions,
 )
-from st_static.data import ScoredPairs, read_scored_pairs
+from st_static.data_files import ScoredPairs, read_scored_pairs
 from st_static.evaluation.sts import spearman_cosine
-from st_static.io import load_model, save_model
-from st_static.tokenization import token_targets
+from st_static.model.save_load import load_model, save_model
+from st_static.model.tokenization import token_targets
 
 
 def default_data_folder() -> Path:

@@ -30,9 +30,9 @@ from compare import ensure_venv
 
 from st_static.evaluation import evaluate_sts, evaluate_translation_retrieval, lookup_encoder, model_encoder
 from st_static.extraction.stages import ExtractionStage, fit_reduction
-from st_static.io import load_model
+from st_static.model.save_load import load_model
+from st_static.model.static_word_average import StaticWordAverage
 from st_static.settings import ReductionSettings
-from st_static.static_word_average import StaticWordAverage
 
 REPO = Path(__file__).resolve().parents[1]
 TATOEBA_CODES = {"de": "deu", "ja": "jpn", "zh": "cmn"}
@@ -84,7 +84,7 @@ def peer_encoder(cache: Path, texts: list[str]) -> Any:
 
 
 def all_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
-    from st_static.data import read_scored_pairs, read_translation_pairs
+    from st_static.data_files import read_scored_pairs, read_translation_pairs
 
     texts: dict[str, None] = {}
     for kind, path in tasks.values():
@@ -100,7 +100,7 @@ def all_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
 def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: str, path: Path) -> dict[str, float]:
     """English and ``other`` word vectors on their first two principal components, before and after ABTT."""
     from st_static.evaluation.analysis import plot_language_separation
-    from st_static.languages import is_spaceless_token
+    from st_static.model.languages import is_spaceless_token
 
     raw = load_model(extraction.model_path)[0]
     words = raw.vocabulary

@@ -18,8 +18,8 @@ from sentence_transformers import SentenceTransformer
 
 from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors
 from st_static.extraction.extract import plan_batches, teacher_token_counts
+from st_static.model.tokenization import build_word_tokenizer
 from st_static.teachers import resolve_teacher
-from st_static.tokenization import build_word_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,11 +15,11 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static.evaluation import evaluate_tasks, find_tasks, model_encoder
-from st_static.extraction.pca import removed_components_for
 from st_static.extraction.stages import ExtractionStage, fit_reduction
-from st_static.io import load_model
+from st_static.model.save_load import load_model
+from st_static.model.static_word_average import StaticWordAverage
+from st_static.reduction.pca import removed_components_for
 from st_static.settings import ReductionSettings
-from st_static.static_word_average import StaticWordAverage
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = ("stsb-en-dev", "sick-dev", "stsb-en-test")

@@ -19,8 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from st_static.io import load_model  # noqa: E402
-from st_static.tokenization import split_words  # noqa: E402
+from st_static.model.save_load import load_model  # noqa: E402
+from st_static.model.tokenization import split_words  # noqa: E402
 
 
 def task_words(path: Path) -> Counter[str]:

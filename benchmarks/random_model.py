@@ -17,9 +17,9 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static import StaticWordAverage
-from st_static.data import iter_lines
-from st_static.io import save_model
-from st_static.tokenization import split_words
+from st_static.data_files import iter_lines
+from st_static.model.save_load import save_model
+from st_static.model.tokenization import split_words
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "en.txt"
 

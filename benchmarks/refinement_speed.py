@@ -20,7 +20,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static import StaticWordAverage
-from st_static.tokenization import split_words
+from st_static.model.tokenization import split_words
 from st_static.training import refine_by_distillation
 
 # The data bundle sits next to the repository (``../shared``), or next to the worktrees' folder.

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from transformers import AutoTokenizer
 
-from st_static.bare_load import bare_encode
-from st_static.hub import place_in_hf_cache
-from st_static.io import load_model
-from st_static.static_word_average import StaticWordAverage
+from st_static.hub.bare_load import bare_encode
+from st_static.hub.push import place_in_hf_cache
+from st_static.model.save_load import load_model
+from st_static.model.static_word_average import StaticWordAverage
 from st_static.teachers import resolve_teacher
 
 ADVERSARIAL = [

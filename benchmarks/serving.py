@@ -345,8 +345,8 @@ def main() -> None:
         + [f"--{name} {relative(getattr(args, name))}" for name in ("output", "profile") if getattr(args, name)]
     )
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from st_static.speed import machine_description
-    from st_static.static_word_average import CONFIG_FILE_NAME
+    from st_static.model.static_word_average import CONFIG_FILE_NAME
+    from st_static.model_card.speed import machine_description
 
     config = json.loads((args.model / CONFIG_FILE_NAME).read_text(encoding="utf-8"))
     args.model_description = f"{config['num_words']:,} words x {config['embedding_dim']}"

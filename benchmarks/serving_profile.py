@@ -28,10 +28,10 @@ import torch  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
 import st_static  # noqa: E402
-from st_static.inference import check_pipeline, static_module  # noqa: E402
-from st_static.row_sums import normalize_rows, sum_rows, text_vector  # noqa: E402
-from st_static.speed import machine_description  # noqa: E402
-from st_static.static_word_average import check_texts  # noqa: E402
+from st_static.model.inference import check_pipeline, static_module  # noqa: E402
+from st_static.model.row_sums import normalize_rows, sum_rows, text_vector  # noqa: E402
+from st_static.model.static_word_average import check_texts  # noqa: E402
+from st_static.model_card.speed import machine_description  # noqa: E402
 
 QUERY = "The quick brown fox jumps over the lazy dog."
 

@@ -35,7 +35,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding  
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # noqa: E402
 
 import st_static  # noqa: E402
-from st_static.inference import static_module  # noqa: E402
+from st_static.model.inference import static_module  # noqa: E402
 from st_static.teachers import DEFAULT_TEACHER, resolve_teacher  # noqa: E402
 
 

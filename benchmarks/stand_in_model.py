@@ -19,10 +19,10 @@ from tokenizers import Tokenizer
 from wordfreq import word_frequency
 
 from st_static import StaticWordAverage
-from st_static.io import save_model
-from st_static.languages import is_spaceless_token
+from st_static.model.languages import is_spaceless_token
+from st_static.model.save_load import save_model
+from st_static.model.tokenization import split_words
 from st_static.teachers import resolve_teacher
-from st_static.tokenization import split_words
 
 EMBEDDING_KEY = "embeddings.word_embeddings.weight"
 

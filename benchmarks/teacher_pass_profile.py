@@ -28,9 +28,9 @@ from st_static.extraction import build_vocabulary, count_word_sentences, extract
 from st_static.extraction.corpus import iter_sentences  # noqa: E402
 from st_static.extraction.extract import TokenAligner, plan_batches, teacher_token_counts  # noqa: E402
 from st_static.extraction.selection import select_sentences  # noqa: E402
+from st_static.model.tokenization import build_word_tokenizer  # noqa: E402
 from st_static.settings import ExtractionSettings  # noqa: E402
 from st_static.teachers import load_teacher, load_teacher_tokenizer  # noqa: E402
-from st_static.tokenization import build_word_tokenizer  # noqa: E402
 
 
 def sample_sentences(teacher: str, corpus: Path, sentences_per_word: int, count: int) -> tuple[list[str], object]:

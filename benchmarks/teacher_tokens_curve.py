@@ -21,9 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from st_static.build.pipeline import run_pipeline  # noqa: E402
 from st_static.evaluation.suite import task_evaluator  # noqa: E402
 from st_static.files import folder_lock  # noqa: E402
-from st_static.pipeline import run_pipeline  # noqa: E402
 from st_static.settings import BuildSettings  # noqa: E402
 
 TASKS = ("stsb-en-dev", "sick-dev")

@@ -15,7 +15,7 @@ from st_static.compression.ensemble import (
     member_view,
     union_vocabulary,
 )
-from st_static.compression.pipeline import float_pipeline, to_float32
+from st_static.compression.model_parts import float_pipeline, to_float32
 from st_static.compression.pruning import frequency_order, prune_vocabulary, read_frequencies
 from st_static.compression.quantization import (
     STORAGE_FORMATS,

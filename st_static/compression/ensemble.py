@@ -34,10 +34,10 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Module, Normalize
 from torch import nn
 
-from st_static.compression.pipeline import float_pipeline, rebuild
+from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.compression.pruning import continuation_characters, max_word_chars
-from st_static.static_word_average import StaticWordAverage, check_texts
-from st_static.tokenization import build_word_tokenizer
+from st_static.model.static_word_average import StaticWordAverage, check_texts
+from st_static.model.tokenization import build_word_tokenizer
 
 
 class BlockNormalize(Module):

@@ -36,8 +36,8 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
-from st_static.compression.pipeline import column_scale_dense, float_pipeline, rebuild
-from st_static.static_word_average import (
+from st_static.compression.model_parts import column_scale_dense, float_pipeline, rebuild
+from st_static.model.static_word_average import (
     StaticWordAverage,
 )
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from sentence_transformers import SentenceTransformer
 
-    from st_static.static_word_average import StaticWordAverage
+    from st_static.model.static_word_average import StaticWordAverage
 
 
 def _figure(**kwargs: Any) -> Figure:
@@ -39,7 +39,7 @@ def _figure(**kwargs: Any) -> Figure:
 
 def word_table(model: SentenceTransformer | StaticWordAverage) -> tuple[list[str], np.ndarray]:
     """The vocabulary (row order) and the ``(num_words, dim)`` table of a static model."""
-    from st_static.inference import static_module
+    from st_static.model.inference import static_module
 
     module = static_module(model)
     return list(module.vocabulary), module.word_vectors.detach().cpu().numpy().astype(np.float32)

@@ -12,7 +12,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from st_static.data import read_tsv
+from st_static.data_files import read_tsv
 
 # Coarse classes of the paper (Figure 2, Table 12); everything else is "Other".
 BROWN_CLASSES: dict[str, str] = {

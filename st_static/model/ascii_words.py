@@ -20,7 +20,7 @@ from itertools import repeat
 import numpy as np
 from tokenizers import Tokenizer
 
-from st_static.tokenization import CONTINUATION_PREFIX, is_word_tokenizer
+from st_static.model.tokenization import CONTINUATION_PREFIX, is_word_tokenizer
 
 ASCII_WORD_CHARS = string.ascii_letters + string.digits
 _TEXT_END_BYTE = b"\x80"  # ends each text of a batch: never in ASCII text, never in a word

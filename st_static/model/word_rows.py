@@ -20,8 +20,8 @@ from itertools import chain
 import numpy as np
 from tokenizers import Tokenizer
 
-from st_static.ascii_words import AsciiWordRows
-from st_static.tokenization import split_long_text
+from st_static.model.ascii_words import AsciiWordRows
+from st_static.model.tokenization import split_long_text
 
 DEFAULT_MAX_PIECE_CHARS = 100_000
 DEFAULT_MAX_CALL_CHARS = 1_000_000

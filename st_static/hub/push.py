@@ -24,10 +24,18 @@ from pathlib import Path
 import numpy as np
 from huggingface_hub import HfApi, get_token
 
-from st_static.bare_load import BareLoadError, bare_encode
 from st_static.errors import StStaticError
-from st_static.folder_checks import FILES_KEY
-from st_static.inference import encode
+from st_static.hub.bare_load import BareLoadError, bare_encode
+from st_static.hub.upload_files import UploadPlan, copy_files, links_and_special_files, local_paths, plan_upload
+from st_static.model.folder_checks import FILES_KEY
+from st_static.model.inference import encode
+from st_static.model.static_word_average import (
+    CONFIG_FILE_NAME,
+    HASHED_FILES,
+    WEIGHTS_FILE_NAME,
+    ModelFolderError,
+    StaticWordAverage,
+)
 from st_static.model_card import (
     CARD_FILE_NAME,
     EVALUATION_FILE_NAME,
@@ -39,14 +47,6 @@ from st_static.model_card import (
     file_sha256,
     read_evaluation,
 )
-from st_static.static_word_average import (
-    CONFIG_FILE_NAME,
-    HASHED_FILES,
-    WEIGHTS_FILE_NAME,
-    ModelFolderError,
-    StaticWordAverage,
-)
-from st_static.upload_files import UploadPlan, copy_files, links_and_special_files, local_paths, plan_upload
 
 # Texts the bare load encodes: ordinary sentences, an unknown word, punctuation only and the empty string.
 CHECK_SENTENCES = (

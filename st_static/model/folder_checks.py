@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from st_static.files import file_sha256
-from st_static.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
+from st_static.model.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
 
 # No real table comes near this: teacher embeddings, PCA outputs and trained rows are O(1) to O(100), and int8
 # codes are at most 127. It keeps every sum finite: the mean of n rows needs a float32 sum of at most n * 1e6

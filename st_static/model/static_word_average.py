@@ -20,7 +20,7 @@ from transformers import PreTrainedTokenizerFast
 
 from st_static.errors import StStaticError
 from st_static.files import write_file_atomically, write_text_atomically
-from st_static.folder_checks import (
+from st_static.model.folder_checks import (
     FILES_KEY,
     changed_files,
     config_problem,
@@ -29,15 +29,15 @@ from st_static.folder_checks import (
     table_problem,
     tokenizer_structure_problem,
 )
-from st_static.model2vec_config import write_model2vec_config
-from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
-from st_static.tokenization import (
+from st_static.model.model2vec_config import write_model2vec_config
+from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
+from st_static.model.tokenization import (
     DROPPED,
     build_word_tokenizer,
     is_lowercase_tokenizer,
     token_targets,
 )
-from st_static.word_rows import WordRows
+from st_static.model.word_rows import WordRows
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
-from st_static.static_word_average import StaticWordAverage, check_texts
-from st_static.tokenization import is_word_tokenizer
+from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
+from st_static.model.static_word_average import StaticWordAverage, check_texts
+from st_static.model.tokenization import is_word_tokenizer
 
 
 def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAverage:

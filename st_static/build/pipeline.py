@@ -44,8 +44,8 @@ from st_static.extraction.stages import (
     run_reduction,
 )
 from st_static.files import content_digest, staged_folder
-from st_static.io import load_model, write_model
-from st_static.languages import has_spaceless_language
+from st_static.model.languages import has_spaceless_language
+from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings
 from st_static.teachers import load_teacher_tokenizer, teacher_precision
 from st_static.training.records import HISTORY_FILE_NAME
@@ -254,7 +254,7 @@ def _extract(
 
 def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
-    from st_static.data import read_translation_pairs
+    from st_static.data_files import read_translation_pairs
 
     extra: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for language, path in (settings.extra_pairs or {}).items():
