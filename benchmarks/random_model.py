@@ -17,7 +17,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static import StaticWordAverage
-from st_static.data_files import iter_lines
+from st_static.extraction.corpus import iter_sentences as iter_lines
 from st_static.model.save_load import save_model
 from st_static.model.tokenization import split_words
 

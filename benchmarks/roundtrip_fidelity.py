@@ -21,10 +21,10 @@ import numpy as np
 from transformers import AutoTokenizer
 
 from st_static.hub.bare_load import bare_encode
-from st_static.hub.push import place_in_hf_cache
 from st_static.model.save_load import load_model
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.teachers import resolve_teacher
+from tests.hf_cache import place_in_hf_cache
 
 ADVERSARIAL = [
     "",

@@ -280,29 +280,24 @@ def _refine(
         sentences = extraction.sentences()
         targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
     training_only = _extra_pairs(settings) if pairs is not None else None
-    if not is_first_process():
-        refine(
+
+    def run(output_dir: Path | None) -> SentenceTransformer:
+        return refine(
             reduced,
             settings.refinement,
             sentences=sentences,
             teacher_embeddings=targets,
             pairs=pairs,
             training_only_pairs=training_only,
+            output_dir=output_dir,
             device=settings.device,
-        )
+        ).model
+
+    if not is_first_process():  # the other processes train their share; the first one writes
+        run(None)
         return
     with staged_folder(destination, replaceable=lambda _: True) as staging:
-        result = refine(
-            reduced,
-            settings.refinement,
-            sentences=sentences,
-            teacher_embeddings=targets,
-            pairs=pairs,
-            training_only_pairs=training_only,
-            output_dir=staging / TRAINING_FOLDER,
-            device=settings.device,
-        )
-        write_model(result.model, staging)
+        write_model(run(staging / TRAINING_FOLDER), staging)
 
 
 def with_overrides(settings: BuildSettings, **overrides: Any) -> BuildSettings:

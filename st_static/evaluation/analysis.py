@@ -21,6 +21,7 @@ from sklearn.decomposition import PCA
 
 from st_static.evaluation.diagnostics import language_silhouette
 from st_static.evaluation.pos_tags import TAG_ORDER
+from st_static.reduction.pca import fit_pca
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -164,12 +165,11 @@ def remove_top_components(vectors: np.ndarray, removed_components: int, dim: int
         dim: Components to keep after them (default: all the rest).
     """
     vectors = np.asarray(vectors, dtype=np.float64)
-    available = min(vectors.shape) - removed_components
+    available = min(vectors.shape[0] - 1, vectors.shape[1]) - removed_components
     if removed_components < 0 or available < 1:
         raise ValueError(f"Cannot drop {removed_components} of {min(vectors.shape)} components.")
     keep = available if dim is None else min(dim, available)
-    projected = PCA(n_components=removed_components + keep).fit_transform(vectors)
-    return projected[:, removed_components:]
+    return fit_pca(vectors, keep, removed_components).apply(vectors)
 
 
 def language_separation(

@@ -143,9 +143,3 @@ def default_tasks(tasks: list[EvaluationTask], languages: list[str] | None) -> l
         for task in tasks
         if task_split(task.name) in EVALUATION_SPLITS and (wanted is None or task_languages(task.name) <= wanted)
     ]
-
-
-def summary_score(results: dict[str, dict[str, Any]]) -> float | None:
-    """The mean score (x100) over tasks, or ``None`` without scores."""
-    scores = [result["score"] for result in results.values() if isinstance(result.get("score"), int | float)]
-    return sum(scores) / len(scores) if scores else None
