@@ -17,7 +17,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 _PUBLIC = {
     "StaticWordAverage": "st_static.model.static_word_average",
-    "ModelFolderError": "st_static.model.static_word_average",
+    "ModelFolderError": "st_static.errors",
     "StStaticError": "st_static.errors",
     "encode": "st_static.model.inference",
     "load_model": "st_static.model.save_load",
@@ -28,10 +28,10 @@ _PUBLIC = {
 
 if TYPE_CHECKING:
     from st_static.build.distill_api import distill
-    from st_static.errors import StStaticError
+    from st_static.errors import ModelFolderError, StStaticError
     from st_static.model.inference import encode
     from st_static.model.save_load import load_model, save_model
-    from st_static.model.static_word_average import ModelFolderError, StaticWordAverage
+    from st_static.model.static_word_average import StaticWordAverage
     from st_static.settings import BuildSettings
 
 
