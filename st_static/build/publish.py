@@ -1,6 +1,6 @@
 """The whole job in one call: extraction -> PCA/ABTT -> refinement -> a saved, evaluated model folder.
 
-:func:`build` runs the cached stages of :mod:`st_static.pipeline` in a locked work directory (default
+:func:`build` runs the cached stages of :mod:`st_static.build.pipeline` in a locked work directory (default
 ``<output>.work``; a re-run resumes there) and publishes the final model atomically, with ``evaluation.json``, the
 per-stage scores (``stage_scores.json`` and ``.md``), the training record (``training/``) and a fresh card.
 """

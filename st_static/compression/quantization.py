@@ -219,7 +219,7 @@ def quantize(model: SentenceTransformer, storage: str) -> SentenceTransformer:
         storage: One of :data:`STORAGE_FORMATS`.
 
     Returns:
-        The new model; save it with ``st_static.io.save_model``.
+        The new model; save it with ``st_static.model.save_load.save_model``.
     """
     storage = check_storage_format(storage)
     module, rest = float_pipeline(model)

@@ -87,7 +87,7 @@ def evaluate_tasks(
         ``{task_name: result}``; every result has ``metric``, ``score`` (x100) and ``kind``.
 
     Raises:
-        st_static.data.DataFormatError: If a file is corrupt (named in the message).
+        st_static.data_files.DataFormatError: If a file is corrupt (named in the message).
     """
     results: dict[str, dict[str, Any]] = {}
     for task in tqdm(tasks, desc="Evaluating", disable=not show_progress_bar):

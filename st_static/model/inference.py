@@ -48,7 +48,7 @@ def encode(
 
     Gives the same vectors as ``model.encode(texts)`` for a model saved by st-static (``StaticWordAverage``
     followed by ``Normalize``), several times faster: ASCII texts are read by dict look-ups instead of the Rust
-    tokenizer (:mod:`st_static.word_rows`), small batches are summed in numpy without torch's per-call
+    tokenizer (:mod:`st_static.model.word_rows`), small batches are summed in numpy without torch's per-call
     overhead, and the per-batch machinery of ``SentenceTransformer.encode`` is skipped. Lone surrogates count
     as U+FFFD (dropped); texts of any length are read in bounded memory.
 
