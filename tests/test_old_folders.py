@@ -60,3 +60,15 @@ def test_info_describes_an_old_folder(name, tmp_path):
     folder = shutil.copytree(OLD_MODELS / name, tmp_path / name)
     result = CliRunner().invoke(app, ["info", str(folder)])
     assert result.exit_code == 0, result.output
+
+
+def test_a_metadata_value_of_the_wrong_type_names_the_key_and_the_file(tmp_path):
+    folder = shutil.copytree(OLD_MODELS / "plain", tmp_path / "plain")
+    config_path = folder / "st_static_config.json"
+    config = read_json(config_path)
+    config["metadata"]["teacher_dim"] = "384"
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(
+        st_static.ModelFolderError, match=r"st_static_config\.json: metadata key 'teacher_dim' must be int"
+    ):
+        st_static.load_model(folder)

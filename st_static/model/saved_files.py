@@ -23,6 +23,7 @@ from st_static.model.folder_checks import (
     table_problem,
     tokenizer_structure_problem,
 )
+from st_static.model.metadata import parse_metadata
 
 CONFIG_FILE_NAME = "st_static_config.json"
 WEIGHTS_FILE_NAME = "model.safetensors"
@@ -51,7 +52,7 @@ def read_tokenizer(name: str, path: str) -> Tokenizer:
 
 
 def read_config(name: str, path: str) -> dict[str, Any]:
-    """Parse ``st_static_config.json`` and check its shape."""
+    """Parse ``st_static_config.json``, check its shape and parse its metadata (:func:`.metadata.parse_metadata`)."""
     try:
         config = json.loads(Path(path).read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -59,6 +60,10 @@ def read_config(name: str, path: str) -> dict[str, Any]:
     problem = config_problem(config)
     if problem is not None:
         raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
+    try:
+        config["metadata"] = parse_metadata(config.get("metadata"))
+    except ValueError as error:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME}: {error}.") from error
     return config
 
 
