@@ -4,7 +4,7 @@
         --model "corpus only=MODELS/without-completion" --model "completed=MODELS/swe-minilm-256" \
         --output benchmarks/results/DATE-oov-rate.md
 
-Words are split as the model splits them (:func:`st_static.tokenization.split_words`) and case-folded as it does;
+Words are split as the model splits them (:func:`st_static.model.tokenization.split_words`) and case-folded as it does;
 a word is out of vocabulary when it has no row of its own (it then falls back to a case variant or a prefix).
 """
 

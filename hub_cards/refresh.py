@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from st_static.io import load_model
+from st_static.model.save_load import load_model
 from st_static.model_card import write_model_card
 
 HUB_CARDS = Path(__file__).resolve().parent

@@ -16,23 +16,23 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 _PUBLIC = {
-    "StaticWordAverage": "st_static.static_word_average",
-    "ModelFolderError": "st_static.static_word_average",
+    "StaticWordAverage": "st_static.model.static_word_average",
+    "ModelFolderError": "st_static.errors",
     "StStaticError": "st_static.errors",
-    "encode": "st_static.inference",
-    "load_model": "st_static.io",
-    "save_model": "st_static.io",
-    "distill": "st_static.distill_api",
+    "encode": "st_static.model.inference",
+    "load_model": "st_static.model.save_load",
+    "save_model": "st_static.model.save_load",
+    "distill": "st_static.build.distill_api",
     "BuildSettings": "st_static.settings",
 }
 
 if TYPE_CHECKING:
-    from st_static.distill_api import distill
-    from st_static.errors import StStaticError
-    from st_static.inference import encode
-    from st_static.io import load_model, save_model
+    from st_static.build.distill_api import distill
+    from st_static.errors import ModelFolderError, StStaticError
+    from st_static.model.inference import encode
+    from st_static.model.save_load import load_model, save_model
+    from st_static.model.static_word_average import StaticWordAverage
     from st_static.settings import BuildSettings
-    from st_static.static_word_average import ModelFolderError, StaticWordAverage
 
 
 def __getattr__(name: str) -> Any:

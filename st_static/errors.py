@@ -29,3 +29,7 @@ class OutputWriteError(StStaticError, OSError):
 
 class MissingExtraError(StStaticError, ImportError):
     """An optional dependency a requested feature needs is not installed (the message names the extra)."""
+
+
+class ModelFolderError(StStaticError, ValueError):
+    """A saved model folder is missing a file, is corrupt, or its parts disagree."""

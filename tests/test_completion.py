@@ -16,7 +16,7 @@ from st_static.extraction.completion import (
     isolated_token_vectors,
     teacher_spaceless_tokens,
 )
-from st_static.ridge import RidgeMap
+from st_static.extraction.ridge import RidgeMap
 from st_static.training.propagation import propagate_refinement
 from tests.teachers import CJK_WORDS, HAN_CHARACTERS, KANA_WORDS, make_tiny_teacher
 
@@ -107,7 +107,7 @@ def test_too_few_known_tokens_is_a_clear_error(cjk_teacher: SentenceTransformer)
 
 def test_completion_stage_folder_is_read_like_an_extraction(tmp_path: Path, cjk_teacher: SentenceTransformer) -> None:
     from st_static.extraction.stages import ExtractionStage, run_completion
-    from st_static.io import save_model
+    from st_static.model.save_load import save_model
     from st_static.settings import ExtractionSettings
 
     module = _module_with_known_tokens(cjk_teacher, HAN_CHARACTERS[:120], np.eye(32, dtype=np.float32))

@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 
 import st_static
 from st_static import ModelFolderError, StaticWordAverage
-from st_static.bare_load import BARE_LOAD_SCRIPT
 from st_static.cli import app
 from st_static.compression import (
     STORAGE_FORMATS,
@@ -34,7 +33,8 @@ from st_static.compression import (
     truncate_dimensions,
     union_vocabulary,
 )
-from st_static.io import load_model, save_model
+from st_static.hub.bare_load import BARE_LOAD_SCRIPT
+from st_static.model.save_load import load_model, save_model
 
 from .conftest import WORDS, teacher_like_tokenizer
 from .test_static_word_average import word_rows

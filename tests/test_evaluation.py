@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from st_static.data import DataFormatError
+from st_static.data_files import DataFormatError
 from st_static.evaluation import (
     alignment,
     cosine_average_precision,

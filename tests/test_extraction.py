@@ -32,9 +32,9 @@ from st_static.extraction import (
 )
 from st_static.extraction.extract import plan_batches, teacher_token_counts
 from st_static.extraction.stages import ExtractionStage
+from st_static.model.tokenization import build_word_tokenizer
 from st_static.settings import ReductionSettings
 from st_static.teachers import load_teacher, teacher_precision
-from st_static.tokenization import build_word_tokenizer
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 
@@ -220,7 +220,7 @@ DISTRIBUTED_SCRIPT = """
 import sys, numpy as np
 from sentence_transformers import SentenceTransformer
 from st_static.extraction import build_vocabulary, count_word_sentences, extract_word_vectors
-from st_static.tokenization import build_word_tokenizer
+from st_static.model.tokenization import build_word_tokenizer
 sys.path.insert(0, sys.argv[3])
 from tests.teachers import TINY_CORPUS
 import torch.distributed as dist
@@ -293,7 +293,7 @@ def test_reduced_table_gives_the_transformed_sentence_mean(tiny_teacher, corpus_
     stage = run_extraction(corpus_file, settings, tmp_path / "extraction")
     reduction = ReductionSettings(dim=8, removed_components=1)
     reduced = run_reduction(stage, tmp_path / "reduced", reduction)
-    raw = st_static.io.load_model(stage.model_path)
+    raw = st_static.model.save_load.load_model(stage.model_path)
     from st_static.extraction.stages import fit_reduction
 
     transform = fit_reduction(raw[0], stage.pca_sentences(), reduction)

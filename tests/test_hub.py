@@ -8,24 +8,41 @@ import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import huggingface_hub
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from st_static import hub as hub_module
-from st_static.bare_load import BareLoadError, BareLoadResult, bare_encode
 from st_static.cli import app
 from st_static.errors import StStaticError
-from st_static.hub import HubUploadError, PushRefusedError, check_folder, place_in_hf_cache, push_folder
-from st_static.io import load_model, save_model
+from st_static.hub import push as hub_module
+from st_static.hub.bare_load import BareLoadError, BareLoadResult, bare_encode
+from st_static.hub.push import (
+    FolderReport,
+    HubUploadError,
+    PushRefusedError,
+    _check_staged,
+    _staged_upload,
+    push_folder,
+)
+from st_static.model.save_load import load_model, save_model
 from st_static.model_card import EVALUATION_FILE_NAME, card_weights_sha256, file_sha256, write_model_card
 
 from .conftest import REPO_ROOT
 from .fake_hub import FakeHub
+from .hf_cache import place_in_hf_cache
 
 TOKEN = "hf_fake_token_for_tests"
+
+
+def check_folder(folder: Path | str, repo_id: str | None = None) -> FolderReport:
+    """The checks ``push_folder`` runs before uploading, without uploading."""
+    with _staged_upload(Path(folder)) as (staged, plan):
+        return _check_staged(Path(folder), staged, plan, repo_id)
+
+
 EVALUATION = {"model": "m", "results": {"stsb-en-test": {"metric": "spearman", "score": 71.5}}, "versions": {}}
 TEXTS = ["the cat sat on the mat", "Tokeniser!", "", "hello world", "naïve café"]
 
@@ -130,7 +147,7 @@ def test_push_refuses_without_a_token(model_folder, local_hub):
 
 def test_push_refuses_a_folder_a_bare_sentence_transformer_cannot_load(model_folder):
     modules = json.loads((model_folder / "modules.json").read_text(encoding="utf-8"))
-    modules[0]["type"] = "st_static.static_word_average.StaticWordAverage"  # needs st-static to load
+    modules[0]["type"] = "st_static.model.static_word_average.StaticWordAverage"  # needs st-static to load
     (model_folder / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
     with pytest.raises(PushRefusedError, match=r"SentenceTransformer\(.*\) without st-static failed"):
         check_folder(model_folder)

@@ -60,7 +60,7 @@ def test_common_entries_become_one_pair_each(tmp_path: Path) -> None:
 
 
 def test_command_writes_a_translation_pair_file(tmp_path: Path) -> None:
-    from st_static.data import read_translation_pairs
+    from st_static.data_files import read_translation_pairs
 
     database = tmp_path / "jamdict.db"
     _make_database(database)

@@ -19,9 +19,9 @@ from st_static import StaticWordAverage
 from st_static.cli import app
 from st_static.compression import ensemble, prune_vocabulary, quantize
 from st_static.errors import StStaticError
-from st_static.folder_checks import MAX_TABLE_MAGNITUDE, MAX_WORD_CHARS_LIMIT
-from st_static.io import load_model, save_model
-from st_static.static_word_average import ModelFolderError
+from st_static.model.folder_checks import MAX_TABLE_MAGNITUDE, MAX_WORD_CHARS_LIMIT
+from st_static.model.save_load import load_model, save_model
+from st_static.model.static_word_average import ModelFolderError
 
 TABLE_KEY = "embeddings"  # the table's name in model.safetensors (model2vec's layout)
 

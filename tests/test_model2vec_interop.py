@@ -8,8 +8,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static.compression import ensemble, quantize
-from st_static.io import save_model
-from st_static.model2vec_config import MODEL2VEC_CONFIG_FILE_NAME
+from st_static.model.model2vec_config import MODEL2VEC_CONFIG_FILE_NAME
+from st_static.model.save_load import save_model
 
 from .conftest import ADVERSARIAL_TEXTS
 

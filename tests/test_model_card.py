@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import st_static
 from st_static.cli import app
-from st_static.io import load_model, save_model
+from st_static.model.save_load import load_model, save_model
 from st_static.model_card import (
     EVALUATION_FILE_NAME,
     EvaluationFileError,
@@ -30,7 +30,7 @@ from st_static.model_card import (
     render_evaluation_table,
     render_model_card,
 )
-from st_static.speed import measure_speed
+from st_static.model_card.speed import measure_speed
 
 from .conftest import DESCRIBED_METADATA
 

@@ -11,9 +11,9 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from st_static import StaticWordAverage
-from st_static.data import read_scored_pairs
+from st_static.data_files import read_scored_pairs
 from st_static.evaluation import evaluate_sts, model_encoder
-from st_static.tokenization import split_words
+from st_static.model.tokenization import split_words
 
 from .conftest import SHARED_DATA
 

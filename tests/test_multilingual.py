@@ -7,7 +7,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 
 from st_static.extraction.multilingual import build_multilingual_vocabulary, read_multilingual_corpus
 from st_static.extraction.vocabulary import count_teacher_token_sentences
-from st_static.tokenization import build_word_tokenizer
+from st_static.model.tokenization import build_word_tokenizer
 
 
 def japanese_teacher_tokenizer() -> Tokenizer:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import st_static.extraction.stages as stages_module
 from st_static import save_model
-from st_static.build import build
+from st_static.build.publish import build
 from st_static.cli import app
 from st_static.errors import FolderInUseError, StStaticError, UnsafeDestinationError
 from st_static.files import folder_lock, recover_interrupted_swaps, staged_folder
@@ -235,7 +235,7 @@ def test_project_errors_share_one_base():
 def test_a_full_disk_during_compress_is_one_error_line_and_changes_nothing(word_model, tmp_path, monkeypatch):
     import errno
 
-    import st_static.static_word_average as module
+    import st_static.model.static_word_average as module
 
     model = save_model(word_model, tmp_path / "model")
     save_model(word_model, tmp_path / "small")

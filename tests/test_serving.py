@@ -15,9 +15,9 @@ from tokenizers import normalizers
 
 import st_static
 from st_static import StaticWordAverage
-from st_static.ascii_words import AsciiWordRows
-from st_static.tokenization import split_long_text, split_words
-from st_static.word_rows import WordRows
+from st_static.model.ascii_words import AsciiWordRows
+from st_static.model.tokenization import split_long_text, split_words
+from st_static.model.word_rows import WordRows
 
 from .conftest import ADVERSARIAL_TEXTS, SHARED_DATA, WORDS, teacher_like_tokenizer
 

@@ -12,11 +12,11 @@ from sentence_transformers.base.modules import Normalize
 
 import st_static
 from st_static import ModelFolderError, StaticWordAverage
-from st_static.bare_load import bare_encode
-from st_static.hub import place_in_hf_cache
-from st_static.tokenization import build_word_tokenizer, split_words
+from st_static.hub.bare_load import bare_encode
+from st_static.model.tokenization import build_word_tokenizer, split_words
 
 from .conftest import ADVERSARIAL_TEXTS, WORDS
+from .hf_cache import place_in_hf_cache
 
 
 def word_rows(module: StaticWordAverage, text: str) -> list[str]:

@@ -14,9 +14,9 @@ from sentence_transformers.sentence_transformer.modules import Dense, Normalize
 import st_static
 from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.long_texts import make_long_texts
+from st_static.model.tokenization import build_word_tokenizer
 from st_static.settings import ExtractionSettings, SettingsError
 from st_static.teachers import TeacherError, default_prompt, sentence_head
-from st_static.tokenization import build_word_tokenizer
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 

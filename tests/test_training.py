@@ -15,7 +15,7 @@ from transformers import TrainerControl, TrainerState
 
 from st_static import StaticWordAverage
 from st_static.losses import SimilarityDistillationLoss
-from st_static.tokenization import split_words
+from st_static.model.tokenization import split_words
 from st_static.training import (
     CURVE_FILE_NAME,
     HISTORY_FILE_NAME,

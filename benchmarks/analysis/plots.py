@@ -154,7 +154,7 @@ def plot_component_extremes(
 
 
 def without_top_components(vectors: np.ndarray, removed_components: int) -> np.ndarray:
-    """The library's ABTT (:func:`st_static.extraction.pca.fit_pca`) fitted on ``vectors``: every component kept
+    """The library's ABTT (:func:`st_static.reduction.pca.fit_pca`) fitted on ``vectors``: every component kept
     after the first ``removed_components``.
 
     Raises:

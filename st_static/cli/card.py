@@ -31,7 +31,7 @@ def card(
     ] = None,
 ) -> None:
     """Regenerate DIR/README.md so it describes the weights, metadata and evaluation.json in the folder."""
-    from st_static.io import load_model
+    from st_static.model.save_load import load_model
     from st_static.model_card import write_model_card
 
     if output is not None and output.is_dir():
@@ -46,8 +46,8 @@ def _measure_and_record_speed(folder: Path, corpus: Path, sentences: int, teache
     from itertools import islice
 
     from st_static.extraction.corpus import check_corpus_source, iter_sentences
-    from st_static.io import load_model
-    from st_static.speed import measure_speed, record_speed
+    from st_static.model.save_load import load_model
+    from st_static.model_card.speed import measure_speed, record_speed
 
     check_corpus_source(corpus)
     texts = list(islice(iter_sentences(corpus), sentences))

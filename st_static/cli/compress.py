@@ -88,7 +88,7 @@ def compress(
         read_frequencies,
         truncate_dimensions,
     )
-    from st_static.io import load_model, save_model
+    from st_static.model.save_load import load_model, save_model
 
     if storage not in STORAGE_FORMATS:
         raise fail(f"unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")

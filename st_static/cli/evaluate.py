@@ -27,8 +27,8 @@ def load_any_model(name: str, device: str | None = None) -> SentenceTransformer:
     """
     from sentence_transformers import SentenceTransformer
 
-    from st_static.io import load_model
-    from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
+    from st_static.model.save_load import load_model
+    from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError
     from st_static.teachers import is_repo_id, resolve_teacher
 
     name = resolve_teacher(name)

@@ -12,7 +12,7 @@ from st_static.cli.app import command
 @command()
 def info(model: str = typer.Argument(..., help="Model folder or Hub repo id.")) -> None:
     """Print the vocabulary size, dimension and metadata of a static model, after checking its files."""
-    from st_static.static_word_average import ModelFolderError, StaticWordAverage
+    from st_static.model.static_word_average import ModelFolderError, StaticWordAverage
 
     module = StaticWordAverage.load(model)
     if StaticWordAverage.load_file_path(model, filename="modules.json") is None:

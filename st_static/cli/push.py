@@ -28,7 +28,7 @@ def push(
     and unless the folder loads with a bare SentenceTransformer (no st-static) and encodes to finite vectors, and its
     card describes these weights and matches evaluation.json.
     """
-    from st_static.hub import HubUploadError, PushRefusedError, push_folder
+    from st_static.hub.push import HubUploadError, PushRefusedError, push_folder
 
     try:
         result = push_folder(

@@ -1,7 +1,7 @@
 """Compact and combined tables: quantised storage, vocabulary pruning, ensembles and truncation.
 
 Every function takes a static ``SentenceTransformer`` and returns a new one; save it with
-``st_static.io.save_model``. Quantised and pruned models load with a bare ``SentenceTransformer(path)``;
+``st_static.model.save_load.save_model``. Quantised and pruned models load with a bare ``SentenceTransformer(path)``;
 ensembles need st-static (:func:`st_static.load_model`) unless their block norms are folded into the table
 (:func:`fold_block_normalization`), see :mod:`st_static.compression.ensemble`.
 """
@@ -15,7 +15,7 @@ from st_static.compression.ensemble import (
     member_view,
     union_vocabulary,
 )
-from st_static.compression.pipeline import float_pipeline, to_float32
+from st_static.compression.model_parts import float_pipeline, to_float32
 from st_static.compression.pruning import frequency_order, prune_vocabulary, read_frequencies
 from st_static.compression.quantization import (
     STORAGE_FORMATS,

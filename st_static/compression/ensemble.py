@@ -34,10 +34,10 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Module, Normalize
 from torch import nn
 
-from st_static.compression.pipeline import float_pipeline, rebuild
+from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.compression.pruning import continuation_characters, max_word_chars
-from st_static.static_word_average import StaticWordAverage, check_texts
-from st_static.tokenization import build_word_tokenizer
+from st_static.model.static_word_average import StaticWordAverage, check_texts
+from st_static.model.tokenization import build_word_tokenizer
 
 
 class BlockNormalize(Module):
@@ -95,7 +95,7 @@ class BlockNormalize(Module):
         self.save_config(output_path)
 
 
-# The type recorded in modules.json; st_static.io.load_model maps it back to this class.
+# The type recorded in modules.json; st_static.model.save_load.load_model maps it back to this class.
 BlockNormalize.__module__ = "st_static.compression"
 
 
@@ -164,7 +164,7 @@ def ensemble(models: Sequence[SentenceTransformer], weights: Sequence[float] | N
 
     Returns:
         ``[StaticWordAverage over the union vocabulary, BlockNormalize]``; save it with
-        ``st_static.io.save_model`` and load it with ``st_static.load_model``.
+        ``st_static.model.save_load.save_model`` and load it with ``st_static.load_model``.
 
     Raises:
         ValueError: With fewer than two members, a member with other modules, or bad weights.

@@ -12,9 +12,9 @@ import numpy as np
 from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
-from st_static.compression.pipeline import float_pipeline, rebuild
-from st_static.static_word_average import StaticWordAverage
-from st_static.tokenization import CONTINUATION_PREFIX, DEFAULT_MAX_WORD_CHARS, build_word_tokenizer
+from st_static.compression.model_parts import float_pipeline, rebuild
+from st_static.model.static_word_average import StaticWordAverage
+from st_static.model.tokenization import CONTINUATION_PREFIX, DEFAULT_MAX_WORD_CHARS, build_word_tokenizer
 
 logger = logging.getLogger(__name__)
 

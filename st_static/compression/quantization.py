@@ -36,8 +36,8 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
-from st_static.compression.pipeline import column_scale_dense, float_pipeline, rebuild
-from st_static.static_word_average import (
+from st_static.compression.model_parts import column_scale_dense, float_pipeline, rebuild
+from st_static.model.static_word_average import (
     StaticWordAverage,
 )
 
@@ -219,7 +219,7 @@ def quantize(model: SentenceTransformer, storage: str) -> SentenceTransformer:
         storage: One of :data:`STORAGE_FORMATS`.
 
     Returns:
-        The new model; save it with ``st_static.io.save_model``.
+        The new model; save it with ``st_static.model.save_load.save_model``.
     """
     storage = check_storage_format(storage)
     module, rest = float_pipeline(model)

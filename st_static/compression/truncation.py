@@ -15,8 +15,8 @@ from __future__ import annotations
 from sentence_transformers import SentenceTransformer
 
 from st_static.compression.ensemble import BlockNormalize
-from st_static.compression.pipeline import float_pipeline, rebuild
-from st_static.static_word_average import StaticWordAverage
+from st_static.compression.model_parts import float_pipeline, rebuild
+from st_static.model.static_word_average import StaticWordAverage
 
 
 def truncate_dimensions(model: SentenceTransformer, dim: int) -> SentenceTransformer:

@@ -9,8 +9,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-from st_static.inference import encode as static_encode
-from st_static.inference import static_module
+from st_static.model.inference import encode as static_encode
+from st_static.model.inference import static_module
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 """A function from a list of texts to a ``(len(texts), dim)`` float array."""

@@ -16,7 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from st_static.data import read_scored_pairs
+from st_static.data_files import read_scored_pairs
 from st_static.errors import StStaticError
 
 if TYPE_CHECKING:

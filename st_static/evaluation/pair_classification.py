@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import average_precision_score
 
-from st_static.data import DataFormatError, ScoredPairs, read_scored_pairs
+from st_static.data_files import DataFormatError, ScoredPairs, read_scored_pairs
 from st_static.evaluation.encoders import Encoder, cosine_similarities
 
 

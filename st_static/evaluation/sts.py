@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from st_static.data import ScoredPairs, read_scored_pairs
+from st_static.data_files import ScoredPairs, read_scored_pairs
 from st_static.evaluation.encoders import Encoder, cosine_similarities
 
 

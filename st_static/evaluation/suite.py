@@ -95,7 +95,7 @@ def evaluate_tasks(
         ``{task_name: result}``; every result has ``metric``, ``score`` (x100) and ``kind``.
 
     Raises:
-        st_static.data.DataFormatError: If a file is corrupt (named in the message).
+        st_static.data_files.DataFormatError: If a file is corrupt (named in the message).
     """
     results: dict[str, dict[str, Any]] = {}
     for task in tqdm(tasks, desc="Evaluating", disable=not show_progress_bar):
@@ -155,9 +155,3 @@ def default_tasks(tasks: list[EvaluationTask], languages: list[str] | None) -> l
         if (task.kind == "task" or task_split(task.name) in EVALUATION_SPLITS)
         and (wanted is None or (task_file_languages if task.kind == "task" else task_languages)(task.name) <= wanted)
     ]
-
-
-def summary_score(results: dict[str, dict[str, Any]]) -> float | None:
-    """The mean score (x100) over tasks, or ``None`` without scores."""
-    scores = [result["score"] for result in results.values() if isinstance(result.get("score"), int | float)]
-    return sum(scores) / len(scores) if scores else None

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from st_static.data import DataFormatError
+from st_static.data_files import DataFormatError
 from st_static.errors import StStaticError
 from st_static.evaluation.encoders import Encoder, model_encoder
-from st_static.languages import LANGUAGE_NAMES
+from st_static.model.languages import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

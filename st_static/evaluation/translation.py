@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from st_static.data import read_translation_pairs
+from st_static.data_files import read_translation_pairs
 from st_static.evaluation.diagnostics import bilingual_diagnostics
 from st_static.evaluation.encoders import Encoder, unit_rows
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from st_static.extraction.corpus import CorpusError, iter_sentences
 from st_static.extraction.extract import ExtractionResult, extract_word_vectors
-from st_static.extraction.pca import PCATransform, fit_pca
 from st_static.extraction.selection import SentenceSelection, select_sentences
 from st_static.extraction.stages import (
     ExtractionSettings,
@@ -14,6 +13,7 @@ from st_static.extraction.stages import (
     run_reduction,
 )
 from st_static.extraction.vocabulary import Vocabulary, build_vocabulary, count_word_sentences
+from st_static.reduction.pca import PCATransform, fit_pca
 from st_static.teachers import TeacherError
 
 __all__ = [

@@ -23,7 +23,8 @@ from tokenizers import Tokenizer
 
 from st_static.errors import MissingExtraError
 from st_static.extraction.extract import extract_word_vectors
-from st_static.languages import (
+from st_static.extraction.ridge import RidgeMap
+from st_static.model.languages import (
     CHINESE_LANGUAGES,
     HANGUL_RANGES,
     JAPANESE_LANGUAGES,
@@ -31,11 +32,10 @@ from st_static.languages import (
     in_ranges,
     is_spaceless_token,
 )
-from st_static.metadata import with_stage
-from st_static.ridge import RidgeMap
-from st_static.static_word_average import StaticWordAverage
+from st_static.model.metadata import with_stage
+from st_static.model.static_word_average import StaticWordAverage
+from st_static.model.tokenization import build_word_tokenizer, split_words
 from st_static.teachers import strip_subword_markers
-from st_static.tokenization import build_word_tokenizer, split_words
 
 logger = logging.getLogger(__name__)
 

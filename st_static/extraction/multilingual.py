@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 from tokenizers import Tokenizer
 
-from st_static.data import read_translation_pairs
+from st_static.data_files import read_translation_pairs
 from st_static.extraction.vocabulary import (
     Vocabulary,
     build_vocabulary,
     count_teacher_token_sentences,
     count_word_sentences,
 )
-from st_static.languages import LOWERCASED_LANGUAGES, SPACELESS_LANGUAGES
+from st_static.model.languages import LOWERCASED_LANGUAGES, SPACELESS_LANGUAGES
 
 
 @dataclass

@@ -11,9 +11,9 @@ import numpy as np
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
-from st_static.languages import is_spaceless_token
+from st_static.model.languages import is_spaceless_token
+from st_static.model.tokenization import token_targets
 from st_static.settings import ExtractionSettings
-from st_static.tokenization import token_targets
 
 
 @dataclass

@@ -38,7 +38,6 @@ from tokenizers import Tokenizer
 from st_static.distributed import process_device, process_rank
 from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus, corpus_name, iter_sentences
 from st_static.extraction.extract import extract_word_vectors
-from st_static.extraction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.extraction.selection import select_sentences
 from st_static.extraction.vocabulary import (
     Vocabulary,
@@ -47,14 +46,15 @@ from st_static.extraction.vocabulary import (
     count_word_sentences,
 )
 from st_static.files import check_destination, folder_lock, staged_folder
-from st_static.inference import encode
-from st_static.io import holds_st_static_output, load_model, save_model
-from st_static.languages import SPACELESS_LANGUAGES
-from st_static.metadata import ModelMetadata, with_stage
+from st_static.model.inference import encode
+from st_static.model.languages import SPACELESS_LANGUAGES
+from st_static.model.metadata import ModelMetadata, with_stage
+from st_static.model.save_load import holds_st_static_output, load_model, save_model
+from st_static.model.static_word_average import StaticWordAverage
+from st_static.model.tokenization import build_word_tokenizer
+from st_static.reduction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.settings import ExtractionSettings, ReductionSettings
-from st_static.static_word_average import StaticWordAverage
 from st_static.teachers import load_teacher, load_teacher_tokenizer, resolve_teacher, teacher_record
-from st_static.tokenization import build_word_tokenizer
 
 logger = logging.getLogger(__name__)
 

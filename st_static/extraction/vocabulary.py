@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
-from st_static.languages import is_spaceless_token
+from st_static.model.languages import is_spaceless_token
+from st_static.model.tokenization import split_words, word_normalizer, word_pre_tokenizer
 from st_static.settings import ExtractionSettings
 from st_static.teachers import SENTENCEPIECE_SPACE, WORDPIECE_CONTINUATION
-from st_static.tokenization import split_words, word_normalizer, word_pre_tokenizer
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.util import cos_sim
 from torch import Tensor, nn
 
-from st_static.citation import WADA_2025_BIBTEX
+from st_static.losses.citation import WADA_2025_BIBTEX
 from st_static.losses.registry import register_loss
 from st_static.losses.similarity_distillation import check_temperature
 from st_static.settings import RefinementSettings

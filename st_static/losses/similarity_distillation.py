@@ -13,7 +13,7 @@ from sentence_transformers.sentence_transformer.losses.matryoshka import Forward
 from sentence_transformers.util import cos_sim
 from torch import Tensor, nn
 
-from st_static.citation import WADA_2025_BIBTEX
+from st_static.losses.citation import WADA_2025_BIBTEX
 from st_static.losses.registry import register_loss
 from st_static.settings import RefinementSettings
 

@@ -5,7 +5,7 @@ with the st-static sections of ``sections.md`` spliced in (intro, details, speed
 so every section ST generates is kept. The card is computed from the model at save time
 (``StaticWordAverage.metadata``, the table, ``evaluation.json`` in the save folder), so a re-saved model never
 carries the card of an older one. st-static attaches it wherever it builds or loads a model
-(:func:`attach_card_data`, called by :func:`st_static.io.save_model` and :func:`st_static.io.load_model`);
+(:func:`attach_card_data`, called by :func:`st_static.save_model` and :func:`st_static.load_model`);
 ``model.save_pretrained`` and ``model.push_to_hub`` then regenerate it like any ST card.
 
 Modules: ``card_data`` (the card data class and the hooks), ``facts`` (what the metadata says), ``template``

@@ -16,9 +16,10 @@ from sentence_transformers.sentence_transformer.model_card import SentenceTransf
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.files import file_sha256, write_text_atomically
-from st_static.inference import static_module
-from st_static.languages import has_spaceless_language, language_name
-from st_static.model2vec_config import model2vec_incompatibility
+from st_static.model.inference import static_module
+from st_static.model.languages import has_spaceless_language, language_name
+from st_static.model.model2vec_config import model2vec_incompatibility
+from st_static.model.static_word_average import WEIGHTS_FILE_NAME
 from st_static.model_card.evaluation_table import (
     EVALUATION_FILE_NAME,
     TBD,
@@ -44,7 +45,6 @@ from st_static.model_card.facts import (
     training_rows,
 )
 from st_static.model_card.template import MODEL_ID_PLACEHOLDER, card_model_ids, composed_template_path
-from st_static.static_word_average import WEIGHTS_FILE_NAME
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

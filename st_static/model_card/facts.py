@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from st_static.citation import WADA_2025_BIBTEX
+from st_static.losses.citation import WADA_2025_BIBTEX
 from st_static.teachers import LICENSE_NOTICES, describe_license, find_teacher, is_repo_id
 
 CARD_FILE_NAME = "README.md"

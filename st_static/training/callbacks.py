@@ -13,7 +13,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from st_static.training.records import ValidationRecord
 
 if TYPE_CHECKING:
-    from st_static.static_word_average import StaticWordAverage
+    from st_static.model.static_word_average import StaticWordAverage
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from st_static.static_word_average import check_texts
+from st_static.model.static_word_average import check_texts
 
 logger = logging.getLogger(__name__)
 

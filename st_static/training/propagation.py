@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from st_static.ridge import RidgeMap
+from st_static.extraction.ridge import RidgeMap
 
 
 def propagate_refinement(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, int]:

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from st_static.files import write_file_atomically, write_text_atomically
-from st_static.metadata import add_stage
+from st_static.model.metadata import add_stage
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from st_static.static_word_average import StaticWordAverage
+    from st_static.model.static_word_average import StaticWordAverage
 
 logger = logging.getLogger(__name__)
 

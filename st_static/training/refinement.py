@@ -15,8 +15,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.losses.registry import make_loss, registered_loss
+from st_static.model.static_word_average import StaticWordAverage
 from st_static.settings import RefinementSettings
-from st_static.static_word_average import StaticWordAverage
 from st_static.training.datasets import SplitData, distillation_datasets, pair_name, translation_datasets
 from st_static.training.propagation import propagate_refinement
 from st_static.training.records import TrainingResult

@@ -29,7 +29,7 @@ from st_static.training.records import TrainingResult, record_in_metadata, write
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from st_static.static_word_average import StaticWordAverage
+    from st_static.model.static_word_average import StaticWordAverage
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 from sentence_transformers import SentenceTransformer
 
 from st_static.files import write_text_atomically
-from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError
+from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError
 
 
 def machine_description() -> str:

@@ -9,9 +9,9 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
-from st_static.static_word_average import StaticWordAverage, check_texts
-from st_static.tokenization import is_word_tokenizer
+from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
+from st_static.model.static_word_average import StaticWordAverage, check_texts
+from st_static.model.tokenization import is_word_tokenizer
 
 
 def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAverage:
@@ -48,7 +48,7 @@ def encode(
 
     Gives the same vectors as ``model.encode(texts)`` for a model saved by st-static (``StaticWordAverage``
     followed by ``Normalize``), several times faster: ASCII texts are read by dict look-ups instead of the Rust
-    tokenizer (:mod:`st_static.word_rows`), small batches are summed in numpy without torch's per-call
+    tokenizer (:mod:`st_static.model.word_rows`), small batches are summed in numpy without torch's per-call
     overhead, and the per-batch machinery of ``SentenceTransformer.encode`` is skipped. Lone surrogates count
     as U+FFFD (dropped); texts of any length are read in bounded memory.
 

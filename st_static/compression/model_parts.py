@@ -10,7 +10,7 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
-from st_static.static_word_average import StaticWordAverage
+from st_static.model.static_word_average import StaticWordAverage
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
 from st_static.files import staged_folder
+from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
-from st_static.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.teachers import is_repo_id
 
 

@@ -1,12 +1,12 @@
 """Texts -> table rows of a word model, as fast as the texts allow and in bounded memory.
 
 :class:`WordRows` gives the rows the model's word tokenizer gives, taking the cheapest exact route for each
-text: ASCII texts go through :class:`~st_static.ascii_words.AsciiWordRows` (dict look-ups), all others through
+text: ASCII texts go through :class:`~st_static.model.ascii_words.AsciiWordRows` (dict look-ups), all others through
 the Rust tokenizer (``encode_batch_fast``). On top of the tokenizer it
 
 * replaces lone surrogates (``"\\ud800"``, which the Rust tokenizer refuses with a ``TypeError`` for the whole
   batch) by U+FFFD, a symbol the word rules drop;
-* cuts texts longer than ``max_piece_chars`` at word boundaries (:func:`~st_static.tokenization.split_long_text`)
+* cuts texts longer than ``max_piece_chars`` at word boundaries (:func:`~st_static.model.tokenization.split_long_text`)
   and tokenises at most about ``max_call_chars`` characters per call, so that a 50 MB string costs the memory of
   its rows, not gigabytes of tokenizer bookkeeping. The rows are the same as for the uncut text.
 """
@@ -20,8 +20,8 @@ from itertools import chain
 import numpy as np
 from tokenizers import Tokenizer
 
-from st_static.ascii_words import AsciiWordRows
-from st_static.tokenization import split_long_text
+from st_static.model.ascii_words import AsciiWordRows
+from st_static.model.tokenization import split_long_text
 
 DEFAULT_MAX_PIECE_CHARS = 100_000
 DEFAULT_MAX_CALL_CHARS = 1_000_000

@@ -1,6 +1,6 @@
 """Table rows of ASCII texts by dictionary look-ups: the word tokenizer's rules without the Rust pipeline.
 
-For ASCII text the word tokenizer of :mod:`st_static.tokenization` reduces to byte operations: NFC changes
+For ASCII text the word tokenizer of :mod:`st_static.model.tokenization` reduces to byte operations: NFC changes
 nothing, lowercasing is ASCII lowercasing, a word is a run of ``[A-Za-z0-9]``, and WordPiece gives a word the
 row of its longest known prefix (its continuation pieces read no row) unless the word is too long or its
 remainder cannot be covered by continuation pieces. :class:`AsciiWordRows` does that with three bytes
@@ -20,7 +20,7 @@ from itertools import repeat
 import numpy as np
 from tokenizers import Tokenizer
 
-from st_static.tokenization import CONTINUATION_PREFIX, is_word_tokenizer
+from st_static.model.tokenization import CONTINUATION_PREFIX, is_word_tokenizer
 
 ASCII_WORD_CHARS = string.ascii_letters + string.digits
 _TEXT_END_BYTE = b"\x80"  # ends each text of a batch: never in ASCII text, never in a word
@@ -80,7 +80,7 @@ class AsciiWordRows:
         """The look-up for a word tokenizer, or ``None`` if its configuration is not one this class reproduces.
 
         Args:
-            tokenizer: A word tokenizer (:func:`~st_static.tokenization.build_word_tokenizer`).
+            tokenizer: A word tokenizer (:func:`~st_static.model.tokenization.build_word_tokenizer`).
             token_rows: The table row of every token id (``dropped_row`` for dropped tokens).
             dropped_row: The row of dropped tokens.
         """

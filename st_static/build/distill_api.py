@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from st_static.build.pipeline import Evaluator, run_pipeline, with_overrides
 from st_static.files import folder_lock
-from st_static.pipeline import Evaluator, run_pipeline, with_overrides
 from st_static.settings import BuildSettings
 from st_static.teachers import DEFAULT_TEACHER, find_teacher
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-from st_static.languages import SPACELESS_RANGES, is_spaceless_token
+from st_static.model.languages import SPACELESS_RANGES, is_spaceless_token
 
 UNKNOWN_TOKEN = "[UNK]"
 CONTINUATION_PREFIX = "##"

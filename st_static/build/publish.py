@@ -1,6 +1,6 @@
 """The whole job in one call: extraction -> PCA/ABTT -> refinement -> a saved, evaluated model folder.
 
-:func:`build` runs the cached stages of :mod:`st_static.pipeline` in a locked work directory (default
+:func:`build` runs the cached stages of :mod:`st_static.build.pipeline` in a locked work directory (default
 ``<output>.work``; a re-run resumes there) and publishes the final model atomically, with ``evaluation.json``, the
 per-stage scores (``stage_scores.json`` and ``.md``), the training record (``training/``) and a fresh card.
 """
@@ -13,6 +13,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from st_static.build.pipeline import TRAINING_FOLDER, Evaluator, PipelineResult, run_pipeline
 from st_static.distributed import is_first_process
 from st_static.errors import UnsafeDestinationError
 from st_static.evaluation.report import (
@@ -21,8 +22,7 @@ from st_static.evaluation.report import (
     write_json,
 )
 from st_static.files import check_destination, folder_lock, staged_folder, write_text_atomically
-from st_static.io import holds_st_static_output, load_model, write_model
-from st_static.pipeline import TRAINING_FOLDER, Evaluator, PipelineResult, run_pipeline
+from st_static.model.save_load import holds_st_static_output, load_model, write_model
 from st_static.settings import BuildSettings
 from st_static.training.records import CURVE_FILE_NAME
 

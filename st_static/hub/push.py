@@ -1,20 +1,18 @@
 """Publishing a saved static model to the Hugging Face Hub, after checking that what is uploaded is sound.
 
-:func:`check_folder` refuses a folder holding a symbolic link, whose files changed since the save (sha256 in
+:func:`push_folder` refuses a folder holding a symbolic link, whose files changed since the save (sha256 in
 ``st_static_config.json``), whose metadata records paths of this machine, that a bare ``SentenceTransformer`` cannot
 load (or that encodes to non-finite or different vectors), whose card was generated for other weights, or whose card's
 evaluation table disagrees with ``evaluation.json``. Only the files a save writes are uploaded
-(:mod:`st_static.upload_files`); the checks read a private copy of exactly those files, and that copy is what
+(:mod:`st_static.hub.upload_files`); the checks read a private copy of exactly those files, and that copy is what
 :func:`push_folder` uploads with ``huggingface_hub`` (``create_repo`` and ``upload_folder``; the token comes from the
 argument, ``HF_TOKEN`` or ``hf auth login``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,10 +22,18 @@ from pathlib import Path
 import numpy as np
 from huggingface_hub import HfApi, get_token
 
-from st_static.bare_load import BareLoadError, bare_encode
 from st_static.errors import StStaticError
-from st_static.folder_checks import FILES_KEY
-from st_static.inference import encode
+from st_static.hub.bare_load import BareLoadError, bare_encode
+from st_static.hub.upload_files import UploadPlan, copy_files, links_and_special_files, local_paths, plan_upload
+from st_static.model.folder_checks import FILES_KEY
+from st_static.model.inference import encode
+from st_static.model.static_word_average import (
+    CONFIG_FILE_NAME,
+    HASHED_FILES,
+    WEIGHTS_FILE_NAME,
+    ModelFolderError,
+    StaticWordAverage,
+)
 from st_static.model_card import (
     CARD_FILE_NAME,
     EVALUATION_FILE_NAME,
@@ -39,14 +45,6 @@ from st_static.model_card import (
     file_sha256,
     read_evaluation,
 )
-from st_static.static_word_average import (
-    CONFIG_FILE_NAME,
-    HASHED_FILES,
-    WEIGHTS_FILE_NAME,
-    ModelFolderError,
-    StaticWordAverage,
-)
-from st_static.upload_files import UploadPlan, copy_files, links_and_special_files, local_paths, plan_upload
 
 # Texts the bare load encodes: ordinary sentences, an unknown word, punctuation only and the empty string.
 CHECK_SENTENCES = (
@@ -101,29 +99,6 @@ class FolderReport:
     verified_files: tuple[str, ...] = ()
 
 
-def check_folder(folder: str | os.PathLike[str], repo_id: str | None = None) -> FolderReport:
-    """Check a saved static model before upload.
-
-    Checks: no symbolic link or special file anywhere in the folder; the files load and agree and are unchanged since
-    the save (:meth:`StaticWordAverage.load`); ``modules.json`` and the card exist; the metadata records no path of this
-    machine; the card was generated for these weights and (with ``repo_id``) loads that repo in its usage snippets; its
-    evaluation table matches ``evaluation.json``; a bare ``SentenceTransformer`` in a process that cannot import
-    st-static loads the files that would be uploaded and encodes a few sentences to finite vectors equal to st-static's.
-
-    Args:
-        folder: The saved model.
-        repo_id: The repo the folder goes to, if known.
-
-    Returns:
-        A summary of what was checked, with the files that would be uploaded and skipped.
-
-    Raises:
-        PushRefusedError: Listing every problem found, each with how to fix it.
-    """
-    with _staged_upload(Path(folder)) as (staged, plan):
-        return _check_staged(Path(folder), staged, plan, repo_id)
-
-
 @contextmanager
 def _staged_upload(folder: Path) -> Iterator[tuple[Path, UploadPlan]]:
     """A private copy of the files of ``folder`` that a push uploads, and the plan saying which those are."""
@@ -149,7 +124,7 @@ def _staged_upload(folder: Path) -> Iterator[tuple[Path, UploadPlan]]:
 
 
 def _check_staged(folder: Path, staged: Path, plan: UploadPlan, repo_id: str | None) -> FolderReport:
-    """The checks of :func:`check_folder`, run on the staged copy ``staged`` and reported for ``folder``."""
+    """The checks of :func:`push_folder`, run on the staged copy ``staged`` and reported for ``folder``."""
 
     def named(message: str) -> str:
         return message.replace(str(staged), str(folder))
@@ -279,7 +254,13 @@ def push_folder(
     commit_message: str | None = None,
     endpoint: str | None = None,
 ) -> PushResult:
-    """Check a saved static model (:func:`check_folder`) and upload the files a save writes to ``repo_id``.
+    """Check a saved static model and upload the files a save writes to ``repo_id``.
+
+    Checks: no symbolic link or special file anywhere in the folder; the files load and agree and are unchanged since
+    the save (:meth:`StaticWordAverage.load`); ``modules.json`` and the card exist; the metadata records no path of this
+    machine; the card was generated for these weights and (with ``repo_id``) loads that repo in its usage snippets; its
+    evaluation table matches ``evaluation.json``; a bare ``SentenceTransformer`` in a process that cannot import
+    st-static loads the files that would be uploaded and encodes a few sentences to finite vectors equal to st-static's.
 
     The repo is created if needed (``private`` applies to a new repo only). A card generated without a model id
     gets ``repo_id`` in its usage snippets in the uploaded copy, as sentence-transformers does for reused cards.
@@ -334,30 +315,3 @@ def _fill_in_model_id(readme: Path, repo_id: str) -> None:
     card = readme.read_text(encoding="utf-8")
     if placeholder in card:
         readme.write_text(card.replace(placeholder, f'"{repo_id}"'), encoding="utf-8")
-
-
-def place_in_hf_cache(folder: str | os.PathLike[str], repo_id: str, cache_dir: str | os.PathLike[str]) -> Path:
-    """Place a model folder in the Hugging Face hub cache layout, as a download of ``repo_id`` would leave it.
-
-    ``SentenceTransformer(repo_id)`` then loads it with ``HF_HUB_OFFLINE=1`` and ``HF_HUB_CACHE=cache_dir``: the
-    way to install a model on a machine without Hub access, and to test loading by repo id offline.
-
-    Returns:
-        The snapshot folder.
-    """
-    folder, cache_dir = Path(folder), Path(cache_dir)
-    repo_folder = cache_dir / ("models--" + repo_id.replace("/", "--"))
-    commit = hashlib.sha1(repo_id.encode()).hexdigest()
-    snapshot = repo_folder / "snapshots" / commit
-    for file in folder.rglob("*"):
-        if file.is_file():
-            relative = file.relative_to(folder)
-            blob = repo_folder / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
-            blob.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(file, blob)
-            link = snapshot / relative
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(Path("../" * (len(relative.parts) + 1)) / "blobs" / blob.name)
-    (repo_folder / "refs").mkdir(parents=True, exist_ok=True)
-    (repo_folder / "refs" / "main").write_text(commit)
-    return snapshot

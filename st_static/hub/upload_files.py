@@ -29,7 +29,7 @@ ROOT_FILES = (
     "evaluation.json",
     "stage_scores.json",
     "stage_scores.md",
-    "config.json",  # model2vec's config (st_static.model2vec_config)
+    "config.json",  # model2vec's config (st_static.model.model2vec_config)
 )
 TRAINING_FILES = ("training/training_history.json", "training/training_curve.png")
 MODULE_FILES = ("config.json", "model.safetensors")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,12 +77,3 @@ def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]
     if not rows:
         raise DataFormatError(f"{path}: no rows.")
     return [(row[0], row[1]) for row in rows]
-
-
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
-    """Yield the non-empty lines of a one-sentence-per-line text file, stripped."""
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if line:
-                yield line

@@ -45,8 +45,8 @@ from st_static.extraction.stages import (
     run_reduction,
 )
 from st_static.files import content_digest, staged_folder
-from st_static.io import load_model, write_model
-from st_static.languages import has_spaceless_language
+from st_static.model.languages import has_spaceless_language
+from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings
 from st_static.teachers import load_teacher, load_teacher_tokenizer, teacher_precision
 from st_static.training.records import HISTORY_FILE_NAME
@@ -289,7 +289,7 @@ def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path
 
 def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
-    from st_static.data import read_translation_pairs
+    from st_static.data_files import read_translation_pairs
 
     extra: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for language, path in (settings.extra_pairs or {}).items():
@@ -319,29 +319,24 @@ def _refine(
             sentences = [*sentences, *long_texts.texts]
             targets = np.concatenate([targets, long_texts.targets])
     training_only = _extra_pairs(settings) if pairs is not None else None
-    if not is_first_process():
-        refine(
+
+    def run(output_dir: Path | None) -> SentenceTransformer:
+        return refine(
             reduced,
             settings.refinement,
             sentences=sentences,
             teacher_embeddings=targets,
             pairs=pairs,
             training_only_pairs=training_only,
+            output_dir=output_dir,
             device=settings.device,
-        )
+        ).model
+
+    if not is_first_process():  # the other processes train their share; the first one writes
+        run(None)
         return
     with staged_folder(destination, replaceable=lambda _: True) as staging:
-        result = refine(
-            reduced,
-            settings.refinement,
-            sentences=sentences,
-            teacher_embeddings=targets,
-            pairs=pairs,
-            training_only_pairs=training_only,
-            output_dir=staging / TRAINING_FOLDER,
-            device=settings.device,
-        )
-        write_model(result.model, staging)
+        write_model(run(staging / TRAINING_FOLDER), staging)
 
 
 def with_overrides(settings: BuildSettings, **overrides: Any) -> BuildSettings:

@@ -4,7 +4,7 @@ Each check returns the problem as a sentence, or ``None``; the loader raises it 
 the folder. What is refused, and why:
 
 * a ``tokenizer.json`` whose normaliser, pre-tokeniser, model, decoder or extras are not exactly what
-  :func:`st_static.tokenization.build_word_tokenizer` writes (every st-static folder, compressed, pruned or an
+  :func:`st_static.model.tokenization.build_word_tokenizer` writes (every st-static folder, compressed, pruned or an
   ensemble, has that structure). Anything else can change what the words are, or run a hostile regex: the Rust
   regex engine panics on a pattern like ``(a+)+$`` after two dozen characters;
 * a table that is not floating point, holds NaN or infinite values, or holds a value beyond
@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from st_static.files import file_sha256
-from st_static.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
+from st_static.model.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
 
 # No real table comes near this: teacher embeddings, PCA outputs and trained rows are O(1) to O(100), and int8
 # codes are at most 127. It keeps every sum finite: the mean of n rows needs a float32 sum of at most n * 1e6
@@ -54,7 +54,7 @@ def tokenizer_structure_problem(state: object) -> str | None:
     """What makes a parsed ``tokenizer.json`` differ from the word tokenizer st-static writes, or ``None``.
 
     Only the vocabulary may differ (and ``max_input_chars_per_word``, up to :data:`MAX_WORD_CHARS_LIMIT`); the
-    vocabulary's layout is checked afterwards by :func:`st_static.tokenization.token_targets`.
+    vocabulary's layout is checked afterwards by :func:`st_static.model.tokenization.token_targets`.
     """
     if not isinstance(state, dict):
         return f"it is a JSON {type(state).__name__}, not an object"

@@ -42,10 +42,17 @@ class PruningRecord(TypedDict, total=False):
     ranked_by: str
 
 
+class FoldedNormsRecord(TypedDict, total=False):
+    block_scales: list[float]
+    texts: int
+
+
 class EnsembleRecord(TypedDict, total=False):
     block_dims: list[int]
     block_weights: list[float]
-    members: list[str]
+    members: list[dict[str, Any]]
+    """Per member: ``teacher``, ``stages``, ``vocab_size``, ``embedding_dim``, ``num_words``."""
+    folded: FoldedNormsRecord
 
 
 class ModelMetadata(TypedDict, total=False):
@@ -66,10 +73,8 @@ class ModelMetadata(TypedDict, total=False):
     pca: PCARecord
     training: TrainingRecord
     sentences_per_word: int
-    vocabulary_completion: dict[str, Any]
     speed: SpeedRecord
     build_command: str
-    build_settings: dict[str, Any]
     license: str
     data_license: str
     quantization: str

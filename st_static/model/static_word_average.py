@@ -11,46 +11,41 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
 from torch import nn
 from transformers import PreTrainedTokenizerFast
 
-from st_static.errors import StStaticError
+from st_static.errors import ModelFolderError
 from st_static.files import write_file_atomically, write_text_atomically
-from st_static.folder_checks import (
+from st_static.model.folder_checks import (
     FILES_KEY,
     changed_files,
-    config_problem,
     file_hashes,
-    model2vec_layout_problem,
     table_problem,
-    tokenizer_structure_problem,
 )
-from st_static.model2vec_config import write_model2vec_config
-from st_static.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
-from st_static.tokenization import (
+from st_static.model.model2vec_config import write_model2vec_config
+from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
+from st_static.model.saved_files import (
+    CONFIG_FILE_NAME,
+    FORMAT_VERSION,
+    HASHED_FILES,
+    TOKENIZER_FILE_NAME,
+    WEIGHTS_FILE_NAME,
+    read_config,
+    read_table,
+    read_tokenizer,
+)
+from st_static.model.tokenization import (
     DROPPED,
     build_word_tokenizer,
     is_lowercase_tokenizer,
     token_targets,
 )
-from st_static.word_rows import WordRows
+from st_static.model.word_rows import WordRows
 
 logger = logging.getLogger(__name__)
-
-CONFIG_FILE_NAME = "st_static_config.json"
-WEIGHTS_FILE_NAME = "model.safetensors"
-TOKENIZER_FILE_NAME = "tokenizer.json"
-FORMAT_VERSION = 1
-# Files whose sha256 a save records in the config's "files" entry and a load verifies.
-HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
-
-
-class ModelFolderError(StStaticError, ValueError):
-    """A saved model folder is missing a file, is corrupt, or its parts disagree."""
 
 
 def check_texts(texts: object) -> list[str]:
@@ -83,19 +78,19 @@ class StaticWordAverage(StaticEmbedding):
 
     The word rules (punctuation dropped, exact then lowercase look-up, longest-known-prefix fallback,
     space-less scripts segmented into vocabulary tokens) live in the Rust tokenizer built by
-    :func:`st_static.tokenization.build_word_tokenizer`. Follow the module with
+    :func:`st_static.model.tokenization.build_word_tokenizer`. Follow the module with
     ``sentence_transformers.base.modules.Normalize`` to get unit vectors; text without a known word gives
     the zero vector.
 
     The module *is* a sentence-transformers ``StaticEmbedding`` and saves exactly that class's files
     (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json`` and
-    model2vec's ``config.json`` (:mod:`st_static.model2vec_config`: the folder also loads in model2vec).
+    model2vec's ``config.json`` (:mod:`st_static.model.model2vec_config`: the folder also loads in model2vec).
     It is recorded in ``modules.json`` under ``StaticEmbedding``'s name, so a saved model loads with a bare
     ``SentenceTransformer(path_or_repo_id)`` — no ``trust_remote_code`` and no st-static needed — and encodes
     identically. :meth:`load` (or :func:`st_static.load_model`) gives the richer class back, with checks.
 
     Args:
-        tokenizer: A word tokenizer from :func:`~st_static.tokenization.build_word_tokenizer`.
+        tokenizer: A word tokenizer from :func:`~st_static.model.tokenization.build_word_tokenizer`.
         word_vectors: The table, one row per vocabulary word, shape ``(num_words, dim)``.
         metadata: JSON-serialisable facts about the model (teacher, stages, corpus, ...), saved with it.
 
@@ -221,7 +216,7 @@ class StaticWordAverage(StaticEmbedding):
     # ------------------------------------------------------------------ inference
     @property
     def word_rows(self) -> WordRows:
-        """Texts -> rows of this table (:class:`~st_static.word_rows.WordRows`), made on first use."""
+        """Texts -> rows of this table (:class:`~st_static.model.word_rows.WordRows`), made on first use."""
         reader = self.__dict__.get("_word_rows")
         if reader is None:
             reader = WordRows(self.tokenizer, self.token_rows.cpu().numpy(), self.num_words)
@@ -229,7 +224,7 @@ class StaticWordAverage(StaticEmbedding):
         return reader
 
     def token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Tokenise ``texts`` into table rows (see :meth:`st_static.word_rows.WordRows.rows`).
+        """Tokenise ``texts`` into table rows (see :meth:`st_static.model.word_rows.WordRows.rows`).
 
         Args:
             texts: The texts (str only). Lone surrogates are read as U+FFFD; long texts are tokenised in pieces.
@@ -271,7 +266,7 @@ class StaticWordAverage(StaticEmbedding):
         """Add ``sentence_embedding``: the mean of each text's word vectors (zero for a text without one).
 
         Without autograd (``model.encode`` runs under ``torch.inference_mode``) the mean is taken in numpy for
-        one text and by a single-threaded ``embedding_bag`` for a batch (:mod:`st_static.row_sums`); training
+        one text and by a single-threaded ``embedding_bag`` for a batch (:mod:`st_static.model.row_sums`); training
         runs the ``EmbeddingBag`` as before.
         """
         input_ids, offsets = features["input_ids"], features["offsets"]
@@ -368,7 +363,7 @@ class StaticWordAverage(StaticEmbedding):
     ) -> StaticWordAverage:
         """Load a saved module, checking that its files are complete, sound and agree with each other.
 
-        The checks (:mod:`st_static.folder_checks`) run before anything is built from the files: only the word
+        The checks (:mod:`st_static.model.folder_checks`) run before anything is built from the files: only the word
         tokenizer's structure, finite float tables of sane magnitude, a well-formed config, and (when the config
         records them) the sha256 of ``tokenizer.json`` and ``model.safetensors`` written at save time. Weights
         are read from ``model.safetensors`` only, never from a pickle.
@@ -388,14 +383,14 @@ class StaticWordAverage(StaticEmbedding):
         tokenizer_path = cls.load_file_path(name, filename=TOKENIZER_FILE_NAME, **hub_kwargs)
         if tokenizer_path is None:
             raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is missing.")
-        tokenizer = _read_tokenizer(name, tokenizer_path)
+        tokenizer = read_tokenizer(name, tokenizer_path)
         try:
             targets, num_words = token_targets(tokenizer)
         except ValueError as error:
             raise ModelFolderError(f"{name}: {error}") from error
 
         config_path = cls.load_file_path(name, filename=CONFIG_FILE_NAME, **hub_kwargs)
-        config = {} if config_path is None else _read_config(name, config_path)
+        config = {} if config_path is None else read_config(name, config_path)
 
         weights_path = cls.load_file_path(name, filename=WEIGHTS_FILE_NAME, **hub_kwargs)
         if weights_path is None:
@@ -403,7 +398,7 @@ class StaticWordAverage(StaticEmbedding):
                 f"{name}: {WEIGHTS_FILE_NAME} is missing (st-static never opens pickled weights such as "
                 "pytorch_model.bin); re-save the model with st_static.save_model."
             )
-        table, column_scale = _read_table(name, weights_path)
+        table, column_scale = read_table(name, weights_path)
         if table.ndim != 2 or table.shape[0] != len(targets):
             raise ModelFolderError(
                 f"{name}: the table has shape {tuple(table.shape)} but {TOKENIZER_FILE_NAME} has "
@@ -434,63 +429,6 @@ class StaticWordAverage(StaticEmbedding):
         module = cls(tokenizer, word_vectors, metadata=config.get("metadata"))
         module.folded_column_scale = None if column_scale is None else column_scale.float()
         return module
-
-
-def _read_tokenizer(name: str, path: str) -> Tokenizer:
-    """Parse ``tokenizer.json``, refusing any structure but the word tokenizer's before the Rust side compiles it."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-        problem = tokenizer_structure_problem(json.loads(text))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
-    if problem is not None:
-        raise ModelFolderError(
-            f"{name}: Not a st-static word tokenizer: {problem}. Only {TOKENIZER_FILE_NAME} files written by "
-            "st-static are loaded; re-save the model with st-static."
-        )
-    try:
-        return Tokenizer.from_str(text)
-    except Exception as error:  # tokenizers raises a bare Exception on a malformed file
-        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
-
-
-def _read_config(name: str, path: str) -> dict[str, Any]:
-    """Parse ``st_static_config.json`` and check its shape."""
-    try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is corrupt ({error}).") from error
-    problem = config_problem(config)
-    if problem is not None:
-        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
-    return config
-
-
-def _read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The token table of ``model.safetensors`` (model2vec layouts folded) and its ``column_scale``, if any."""
-    try:
-        weights = load_file(path)
-    except (SafetensorError, OSError, RuntimeError, ValueError) as error:
-        raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error}).") from error
-    if "embedding.weight" in weights:
-        table = weights["embedding.weight"]
-    elif "embeddings" in weights:
-        mapping, token_scale = weights.get("mapping"), weights.get("weights")
-        problem = model2vec_layout_problem(weights["embeddings"], mapping, token_scale)
-        if problem is None and not torch.is_floating_point(weights["embeddings"]) and token_scale is None:
-            dtype = str(weights["embeddings"].dtype).removeprefix("torch.")
-            problem = f"embeddings is {dtype}, not floating point, and has no per-token weights"
-        if problem is not None:
-            raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
-        table = StaticEmbedding._fold_model2vec_weights(weights["embeddings"], mapping, token_scale)
-    else:
-        raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} has no embedding table.")
-    column_scale = weights.get("column_scale")
-    for tensor, what in ((table, "the table"), (column_scale, "column_scale")):
-        problem = None if tensor is None else table_problem(tensor, what)
-        if problem is not None:
-            raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} holds a table st-static refuses: {problem}.")
-    return table, column_scale
 
 
 # sentence-transformers records ``type(module).__module__`` and ``__name__`` in ``modules.json`` and, since

@@ -1,0 +1,94 @@
+"""The files of a saved model folder: their names, and reading each with the checks of :mod:`.folder_checks`.
+
+``tokenizer.json`` (its structure checked before the Rust side compiles it), ``st_static_config.json`` (a JSON
+object with a dict ``metadata``) and ``model.safetensors`` (never a pickle; model2vec layouts folded).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+from tokenizers import Tokenizer
+
+from st_static.errors import ModelFolderError
+from st_static.model.folder_checks import (
+    config_problem,
+    model2vec_layout_problem,
+    table_problem,
+    tokenizer_structure_problem,
+)
+from st_static.model.metadata import parse_metadata
+
+CONFIG_FILE_NAME = "st_static_config.json"
+WEIGHTS_FILE_NAME = "model.safetensors"
+TOKENIZER_FILE_NAME = "tokenizer.json"
+FORMAT_VERSION = 1
+# Files whose sha256 a save records in the config's "files" entry and a load verifies.
+HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
+
+
+def read_tokenizer(name: str, path: str) -> Tokenizer:
+    """Parse ``tokenizer.json``, refusing any structure but the word tokenizer's before the Rust side compiles it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        problem = tokenizer_structure_problem(json.loads(text))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+    if problem is not None:
+        raise ModelFolderError(
+            f"{name}: Not a st-static word tokenizer: {problem}. Only {TOKENIZER_FILE_NAME} files written by "
+            "st-static are loaded; re-save the model with st-static."
+        )
+    try:
+        return Tokenizer.from_str(text)
+    except Exception as error:  # tokenizers raises a bare Exception on a malformed file
+        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+
+
+def read_config(name: str, path: str) -> dict[str, Any]:
+    """Parse ``st_static_config.json``, check its shape and parse its metadata (:func:`.metadata.parse_metadata`)."""
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is corrupt ({error}).") from error
+    problem = config_problem(config)
+    if problem is not None:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
+    try:
+        config["metadata"] = parse_metadata(config.get("metadata"))
+    except ValueError as error:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME}: {error}.") from error
+    return config
+
+
+def read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The token table of ``model.safetensors`` (model2vec layouts folded) and its ``column_scale``, if any."""
+    try:
+        weights = load_file(path)
+    except (SafetensorError, OSError, RuntimeError, ValueError) as error:
+        raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error}).") from error
+    if "embedding.weight" in weights:
+        table = weights["embedding.weight"]
+    elif "embeddings" in weights:
+        mapping, token_scale = weights.get("mapping"), weights.get("weights")
+        problem = model2vec_layout_problem(weights["embeddings"], mapping, token_scale)
+        if problem is None and not torch.is_floating_point(weights["embeddings"]) and token_scale is None:
+            dtype = str(weights["embeddings"].dtype).removeprefix("torch.")
+            problem = f"embeddings is {dtype}, not floating point, and has no per-token weights"
+        if problem is not None:
+            raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
+        table = StaticEmbedding._fold_model2vec_weights(weights["embeddings"], mapping, token_scale)
+    else:
+        raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} has no embedding table.")
+    column_scale = weights.get("column_scale")
+    for tensor, what in ((table, "the table"), (column_scale, "column_scale")):
+        problem = None if tensor is None else table_problem(tensor, what)
+        if problem is not None:
+            raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} holds a table st-static refuses: {problem}.")
+    return table, column_scale
