@@ -109,6 +109,49 @@ def task_scores(model: object, tasks_dir: Path) -> dict[str, tuple[float, float]
     return {name: scorer(encode, tasks_dir / file) for name, (scorer, file) in ENGLISH_TASKS.items()}
 
 
+def plot(rows: list[dict], path: Path) -> None:
+    """Bars of the task dev mean and the STS dev mean per variant (the choosing columns)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [row["variant"] for row in rows]
+    figure, axes = plt.subplots(1, 2, figsize=(10, 0.5 * len(rows) + 1.5), sharey=True)
+    panels = (("task_dev_mean", "task dev mean"), ("sts_dev_mean", "STS dev mean"))
+    for axis, (key, title) in zip(axes, panels, strict=True):
+        values = [row[key] for row in rows]
+        axis.barh(names, values, color="tab:blue")
+        axis.set_xlim(min(values) - 1, max(values) + 0.5)
+        axis.set_title(title)
+        for index, value in enumerate(values):
+            axis.text(value, index, f" {value:.2f}", va="center", fontsize=8)
+    axes[0].invert_yaxis()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def report(rows: list[dict], output: Path | None, command: str) -> None:
+    """Print the table of ``rows`` (and, with ``output``, write it, its JSON and the plot)."""
+    task_names = list(ENGLISH_TASKS)
+    header = ["variant", *STS_DEV, "STS dev mean", *(f"{task} dev" for task in task_names), "task dev mean"]
+    header += ["stsb-en-test", *(f"{task} test" for task in task_names), "task test mean"]
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+    for row in rows:
+        cells = [row["variant"], *(f"{row['sts'][task]:.2f}" for task in STS_DEV), f"{row['sts_dev_mean']:.2f}"]
+        cells += [f"{row['tasks'][task][0]:.2f}" for task in task_names] + [f"{row['task_dev_mean']:.2f}"]
+        cells += [f"{row['sts']['stsb-en-test']:.2f}"]
+        cells += [f"{row['tasks'][task][1]:.2f}" for task in task_names] + [f"{row['task_test_mean']:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    if output:
+        plot(rows, output.with_suffix(".png"))
+    write_report(
+        output,
+        ["# Task levers", "", f"Command: `{command}`", "", *lines],
+        rows,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", required=True)
@@ -145,21 +188,7 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    task_names = list(ENGLISH_TASKS)
-    header = ["variant", *STS_DEV, "STS dev mean", *(f"{task} dev" for task in task_names), "task dev mean"]
-    header += ["stsb-en-test", *(f"{task} test" for task in task_names), "task test mean"]
-    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
-    for row in rows:
-        cells = [row["variant"], *(f"{row['sts'][task]:.2f}" for task in STS_DEV), f"{row['sts_dev_mean']:.2f}"]
-        cells += [f"{row['tasks'][task][0]:.2f}" for task in task_names] + [f"{row['task_dev_mean']:.2f}"]
-        cells += [f"{row['sts']['stsb-en-test']:.2f}"]
-        cells += [f"{row['tasks'][task][1]:.2f}" for task in task_names] + [f"{row['task_test_mean']:.2f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    write_report(
-        arguments.output,
-        ["# Task levers", "", f"Command: `{command_line('benchmarks.task_levers')}`", "", *lines],
-        rows,
-    )
+    report(rows, arguments.output, command_line("benchmarks.task_levers"))
 
 
 if __name__ == "__main__":
