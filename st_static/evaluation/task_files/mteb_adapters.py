@@ -1,0 +1,198 @@
+"""The ``mteb`` side of task files: an ``mteb`` task object per task file and an ``mteb`` encoder adapter."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from st_static.evaluation.encoders import Encoder
+from st_static.evaluation.task_files.formats import (
+    _COLUMNS,
+    CLASSIFICATION,
+    CLUSTERING,
+    MAIN_METRICS,
+    PAIR_CLASSIFICATION,
+    RETRIEVAL,
+    TaskFile,
+    TaskFileError,
+    _read_rows,
+    read_labelled_texts,
+    read_retrieval_folder,
+    task_file,
+    task_file_languages,
+)
+
+INSTALL_HINT = 'Task evaluation needs the `mteb` package: pip install "st-static[eval]"'
+
+_MTEB_TYPES = {
+    CLASSIFICATION: "Classification",
+    CLUSTERING: "Clustering",
+    RETRIEVAL: "Retrieval",
+    PAIR_CLASSIFICATION: "PairClassification",
+}
+_MTEB_LANGUAGES = {"en": "eng-Latn", "de": "deu-Latn", "ja": "jpn-Jpan", "zh": "cmn-Hans", "fr": "fra-Latn"}
+
+
+def _import_mteb() -> Any:
+    try:
+        import mteb
+    except ImportError as error:
+        from st_static.evaluation.mteb_tasks import MTEBError
+
+        raise MTEBError(INSTALL_HINT) from error
+    return mteb
+
+
+def _metadata(task: TaskFile, language: str) -> Any:
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    return TaskMetadata(
+        name=task.name,
+        dataset={"path": f"local/{task.name}", "revision": "local"},
+        description=f"Local {task.type.replace('_', ' ')} task read from {task.path.name}.",
+        reference=None,
+        type=_MTEB_TYPES[task.type],
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=[language],
+        main_score=MAIN_METRICS[task.type],
+        date=None,
+        domains=None,
+        task_subtypes=None,
+        license=None,
+        annotations_creators=None,
+        dialect=None,
+        sample_creation=None,
+        bibtex_citation=None,
+    )
+
+
+def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
+    """A real ``mteb`` task over a local task file or folder; its ``load_data`` reads the file (no Hub).
+
+    Classification trains mteb's logistic regression on the whole train half once (``n_experiments=1``, no
+    undersampling); clustering is mteb's k-means (k = number of labels) over all texts at once; retrieval ranks
+    the whole corpus by cosine.
+
+    Raises:
+        MTEBError: If ``mteb`` is not installed.
+        TaskFileError: If the file does not follow its format (read when the task loads its data).
+    """
+    _import_mteb()
+    from datasets import Dataset, DatasetDict
+    from mteb.abstasks.classification import AbsTaskClassification
+    from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
+    from mteb.abstasks.pair_classification import AbsTaskPairClassification
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+
+    task = task if isinstance(task, TaskFile) else task_file(task)
+    languages = sorted(task_file_languages(task.name))
+    language = _MTEB_LANGUAGES.get(languages[0], "eng-Latn") if len(languages) == 1 else "eng-Latn"
+    source = task
+
+    def label_ids(labels: list[str]) -> list[int]:
+        index = {label: number for number, label in enumerate(sorted(set(labels)))}
+        return [index[label] for label in labels]
+
+    if task.type == CLASSIFICATION:
+
+        class LocalClassificationTask(AbsTaskClassification):
+            samples_per_label = 2**62  # the whole train half
+            n_experiments = 1
+
+            def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+                if self.data_loaded:
+                    return
+                data = read_labelled_texts(source.path, with_split=True)
+                labels = label_ids(data.labels)
+                splits: dict[str, dict[str, list[Any]]] = {"train": {"text": [], "label": []}}
+                splits["test"] = {"text": [], "label": []}
+                for text, label, split in zip(data.texts, labels, data.splits or [], strict=True):
+                    splits[split]["text"].append(text)
+                    splits[split]["label"].append(label)
+                self.dataset = DatasetDict({name: Dataset.from_dict(columns) for name, columns in splits.items()})
+                self.data_loaded = True
+
+        task_class: type = LocalClassificationTask
+    elif task.type == CLUSTERING:
+
+        class LocalClusteringTask(AbsTaskClusteringLegacy):
+            def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+                if self.data_loaded:
+                    return
+                data = read_labelled_texts(source.path, with_split=False)
+                one_set = {"sentences": [data.texts], "labels": [label_ids(data.labels)]}
+                self.dataset = DatasetDict({"test": Dataset.from_dict(one_set)})
+                self.data_loaded = True
+
+        task_class = LocalClusteringTask
+    elif task.type == RETRIEVAL:
+
+        class LocalRetrievalTask(AbsTaskRetrieval):
+            k_values = (1, 3, 5, 10, 20, 100)
+
+            def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+                if self.data_loaded:
+                    return
+                data = read_retrieval_folder(source.path)
+                corpus = Dataset.from_dict(
+                    {"id": list(data.corpus), "text": list(data.corpus.values()), "title": [""] * len(data.corpus)}
+                )
+                queries = Dataset.from_dict({"id": list(data.queries), "text": list(data.queries.values())})
+                split = {"corpus": corpus, "queries": queries, "relevant_docs": data.relevant, "top_ranked": None}
+                self.dataset = {"default": {"test": split}}
+                self.data_loaded = True
+
+        task_class = LocalRetrievalTask
+    else:
+
+        class LocalPairClassificationTask(AbsTaskPairClassification):
+            def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+                if self.data_loaded:
+                    return
+                rows = _read_rows(source.path, _COLUMNS[PAIR_CLASSIFICATION])
+                bad = next(((line, values[2]) for line, values in rows if values[2] not in ("0", "1")), None)
+                if bad is not None:
+                    raise TaskFileError(f"{source.path}:{bad[0]}: label {bad[1]!r} is not 0 or 1.")
+                columns = {
+                    "sentence1": [[values[0] for _, values in rows]],  # one row holding every pair (mteb's v1 shape)
+                    "sentence2": [[values[1] for _, values in rows]],
+                    "labels": [[int(values[2]) for _, values in rows]],
+                }
+                self.dataset = DatasetDict({"test": Dataset.from_dict(columns)})
+                self.data_loaded = True
+
+        task_class = LocalPairClassificationTask
+
+    task_class.metadata = _metadata(task, language)
+    task_class.__name__ += "_" + re.sub(r"\W", "_", task.name)
+    return task_class()
+
+
+def mteb_encoder(encoder: Encoder) -> Any:
+    """An ``mteb`` encoder (cosine similarity) over a text -> vector function, so mteb runs st-static's fast path.
+
+    mteb hands over every text of a call at once; ``encoder`` embeds them in one go (the fast path for st-static
+    tables, ``SentenceTransformer.encode`` sorted by length for other models).
+    """
+    _import_mteb()
+    from mteb.models.abs_encoder import AbsEncoder
+    from mteb.models.model_meta import ModelMeta, ScoringFunction
+
+    class LocalEncoder(AbsEncoder):
+        def __init__(self, function: Encoder) -> None:
+            self.model = None
+            self.function = function
+            self.mteb_model_meta = ModelMeta.create_empty(
+                {"name": "st-static/local-encoder", "revision": "local", "similarity_fn_name": ScoringFunction.COSINE}
+            )
+
+        def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
+            texts = [text for batch in inputs for text in batch["text"]]
+            return np.asarray(self.function(texts), dtype=np.float32)
+
+    return LocalEncoder(encoder)
