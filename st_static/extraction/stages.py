@@ -364,6 +364,7 @@ def run_completion(
     output = Path(output)
     if (output / "stats.json").is_file():
         return ExtractionStage.open(output)
+    settings = settings.with_teacher_prompt()
     started = time.perf_counter()
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
     teacher = load_teacher(settings.teacher, device=process_device(device), precision=settings.teacher_precision)
