@@ -4,6 +4,7 @@ readable outputs, and recovery from interrupted swaps."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -286,3 +287,43 @@ def test_a_speed_corpus_that_is_not_utf8_is_read_as_far_as_it_is(tmp_path, word_
     result = runner.invoke(app, ["card", str(model), "--speed-corpus", str(corpus), "--speed-sentences", "10"])
     assert result.exit_code == 0, result.output
     assert "sentences/s" in result.output
+
+
+# ------------------------------------------------------------------------------------------ round three (issue 31)
+def assert_one_error_line(result, fragment: str) -> None:
+    """Exit code 1, no traceback, and one ``error:`` line (last) naming ``fragment``; progress lines may precede it."""
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert [line for line in lines if line.startswith("error:")] == lines[-1:], result.output
+    assert fragment in lines[-1], result.output
+
+
+def teacher_without_tokenizer(teacher: Path, folder: Path) -> Path:
+    shutil.copytree(teacher, folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        (folder / name).unlink(missing_ok=True)
+    return folder
+
+
+def test_a_teacher_without_its_tokenizer_files_is_refused_before_its_pass(teacher, tmp_path, monkeypatch):
+    broken = teacher_without_tokenizer(teacher, tmp_path / "teacher")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    monkeypatch.setattr(stages_module, "extract_word_vectors", lambda *a, **k: pytest.fail("teacher ran"))
+    result = runner.invoke(
+        app, ["build", "--teacher", str(broken), "--corpus", str(corpus), "--out", str(tmp_path / "m"), "--dim", "8"]
+    )
+    assert_one_error_line(result, "tokenizer files")
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_loaded_teacher_without_its_tokenizer_is_refused(teacher, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from st_static.teachers import TeacherError, check_teacher
+
+    check_teacher(SentenceTransformer(str(teacher), device="cpu"))  # the whole teacher passes
+    loaded = SentenceTransformer(str(teacher_without_tokenizer(teacher, tmp_path / "teacher")), device="cpu")
+    with pytest.raises(TeacherError, match="tokenizer has 5 tokens but its token embedding table has"):
+        check_teacher(loaded)
