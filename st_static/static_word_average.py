@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
@@ -425,6 +425,16 @@ class StaticWordAverage(StaticEmbedding):
             if problem is not None:
                 raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
         changed = changed_files(config, {TOKENIZER_FILE_NAME: tokenizer_path, WEIGHTS_FILE_NAME: weights_path})
+        if changed == [WEIGHTS_FILE_NAME] and _saved_by_sentence_transformers(weights_path):
+            # sentence-transformers' own StaticEmbedding wrote the table (a bare SentenceTransformer(folder),
+            # fine-tuned and saved in place): same tokenizer, new weights, the one layout st-static never writes.
+            logger.warning(
+                "%s: %s was re-saved by sentence-transformers (a fine-tuned bare SentenceTransformer); loading "
+                "its word rows. Save it with st_static.save_model to record its hashes and model2vec's config.",
+                name,
+                WEIGHTS_FILE_NAME,
+            )
+            changed = []
         if changed:
             raise ModelFolderError(
                 f"{name}: {' and '.join(changed)} {'has' if len(changed) == 1 else 'have'} changed since the model "
@@ -452,6 +462,15 @@ def _read_tokenizer(name: str, path: str) -> Tokenizer:
         return Tokenizer.from_str(text)
     except Exception as error:  # tokenizers raises a bare Exception on a malformed file
         raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+
+
+def _saved_by_sentence_transformers(path: str) -> bool:
+    """Whether the weights file holds only ``StaticEmbedding``'s own ``embedding.weight`` (st-static never does)."""
+    try:
+        with safe_open(path, framework="pt") as weights:
+            return list(weights.keys()) == ["embedding.weight"]
+    except (SafetensorError, OSError):
+        return False
 
 
 def _read_config(name: str, path: str) -> dict[str, Any]:
