@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from safetensors import SafetensorError
 from typer.testing import CliRunner
 
 import st_static.extraction.stages as stages_module
@@ -327,3 +328,87 @@ def test_a_loaded_teacher_without_its_tokenizer_is_refused(teacher, tmp_path):
     loaded = SentenceTransformer(str(teacher_without_tokenizer(teacher, tmp_path / "teacher")), device="cpu")
     with pytest.raises(TeacherError, match="tokenizer has 5 tokens but its token embedding table has"):
         check_teacher(loaded)
+
+
+@pytest.mark.parametrize(
+    "writer_error",
+    [
+        lambda: SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)"),
+        lambda: Exception("No space left on device (os error 28)"),  # what the tokenizers writer raises
+    ],
+    ids=["safetensors", "tokenizers"],
+)
+def test_the_rust_writers_full_disk_errors_are_one_error_line(word_model, tmp_path, monkeypatch, writer_error):
+    import st_static.static_word_average as module
+
+    model = save_model(word_model, tmp_path / "model")
+    save_model(word_model, tmp_path / "small")
+    before = {path.name: path.read_bytes() for path in (tmp_path / "small").iterdir() if path.is_file()}
+
+    def full_disk(*args, **kwargs):
+        raise writer_error()
+
+    monkeypatch.setattr(module, "save_file", full_disk)
+    result = runner.invoke(app, ["compress", str(model), "-o", str(tmp_path / "small"), "-s", "float16"])
+    assert_one_error_line(result, f"Cannot write the model folder {tmp_path / 'small'}: No space left on device")
+    assert {path.name: path.read_bytes() for path in (tmp_path / "small").iterdir() if path.is_file()} == before
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".small.")]
+
+
+def test_a_failed_atomic_write_is_an_output_write_error_and_keeps_the_old_file(tmp_path):
+    from st_static.errors import OutputWriteError
+    from st_static.files import write_file_atomically
+
+    target = tmp_path / "tokenizer.json"
+    target.write_text("old")
+
+    def full_disk(path: Path) -> None:
+        path.write_text("half")
+        raise Exception("No space left on device (os error 28)")
+
+    with pytest.raises(OutputWriteError, match="No space left on device"):
+        write_file_atomically(target, full_disk)
+    assert target.read_text() == "old" and [path.name for path in tmp_path.iterdir()] == ["tokenizer.json"]
+    with pytest.raises(ValueError, match="a bug"):  # anything else keeps its own type
+        write_file_atomically(target, lambda path: (_ for _ in ()).throw(ValueError("a bug")))
+
+
+def test_card_on_a_read_only_folder_is_one_error_line(word_model, tmp_path, monkeypatch):
+    import errno
+
+    import st_static.files as files
+
+    model = save_model(word_model, tmp_path / "model")
+    card = (model / "README.md").read_text()
+
+    apply_umask_modes = files.apply_umask_modes
+
+    def read_only_model_folder(path):
+        if Path(path).parent == model:
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        apply_umask_modes(path)
+
+    monkeypatch.setattr(files, "apply_umask_modes", read_only_model_folder)
+    assert_one_error_line(runner.invoke(app, ["card", str(model)]), "README.md: Read-only file system")
+    assert (model / "README.md").read_text() == card
+
+
+def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
+    import errno
+
+    import st_static.files as files
+    from st_static.errors import OutputWriteError
+
+    class ReadOnlyLock:
+        is_locked = False
+
+        def __init__(self, path, **kwargs):
+            self.path = path
+
+        def acquire(self):
+            raise OSError(errno.EROFS, "Read-only file system", self.path)
+
+    monkeypatch.setattr(files, "FileLock", ReadOnlyLock)
+    message = r"Cannot write the working folder .*out\.work: Read-only file system"
+    with pytest.raises(OutputWriteError, match=message), folder_lock(tmp_path / "out.work"):
+        pytest.fail("the block ran")
