@@ -365,6 +365,7 @@ def run_completion(
     if (output / "stats.json").is_file():
         return ExtractionStage.open(output)
     started = time.perf_counter()
+    settings = settings.with_teacher_prompt()  # prompt None: the teacher's own, as in the extraction
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
     teacher = load_teacher(settings.teacher, device=process_device(device), precision=settings.teacher_precision)
     if len(languages) > 1:
