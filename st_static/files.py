@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+from safetensors import SafetensorError
 
 from st_static.errors import FolderInUseError, OutputWriteError, UnsafeDestinationError
 
@@ -90,9 +91,37 @@ def write_file_atomically(path: PathLike, write: Callable[[Path], object]) -> Pa
         write(temporary)
         apply_umask_modes(temporary)
         os.replace(temporary, destination)
+    except Exception as error:
+        code = write_errno(error)
+        if code is None:
+            raise
+        raise OutputWriteError(
+            code,
+            f"Cannot write {destination}: {os.strerror(code)}. The previous file, if any, is unchanged; free space "
+            "or choose a writable folder.",
+            str(destination),
+        ) from error
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
     return destination
+
+
+def write_errno(error: BaseException) -> int | None:
+    """The errno of a write failure that means "this place cannot be written" (:data:`WRITE_ERRNOS`), or ``None``.
+
+    Python's own writers raise ``OSError``; the Rust writers do not: safetensors raises ``SafetensorError`` and
+    tokenizers a bare ``Exception``, both with the system's message ("No space left on device (os error 28)").
+    """
+    if isinstance(error, OSError):
+        return error.errno if error.errno in WRITE_ERRNOS else None
+    if not isinstance(error, SafetensorError) and type(error) is not Exception:
+        return None
+    message = str(error)
+    for code in sorted(WRITE_ERRNOS):
+        if f"os error {code})" in message or os.strerror(code) in message:
+            return code
+    return None
 
 
 def write_text_atomically(path: PathLike, text: str) -> Path:
@@ -192,16 +221,24 @@ def folder_lock(folder: PathLike) -> Iterator[None]:
         FolderInUseError: If another process holds the lock; the message names it.
     """
     folder = Path(folder).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
     lock_path = folder / LOCK_FILE_NAME
     owner_file = folder / (LOCK_FILE_NAME + ".owner")
     lock = FileLock(str(lock_path), timeout=0, is_singleton=True, thread_local=False)
     outermost = not lock.is_locked
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         lock.acquire()
     except Timeout as error:
         raise FolderInUseError(
             f"{folder} is in use by {_describe_owner(owner_file)}; wait for it to finish, or write to another folder."
+        ) from error
+    except OSError as error:
+        if error.errno not in WRITE_ERRNOS:
+            raise
+        raise OutputWriteError(
+            error.errno,
+            f"Cannot write the working folder {folder}: {error.strerror}. Nothing was changed; free space or "
+            "choose a writable folder (--work-dir).",
         ) from error
     try:
         if outermost:
@@ -319,13 +356,18 @@ def staged_folder(
         yield staging
         check_destination(target, **checks)  # again: the block may have run for hours
         publish_folder(staging, target)
-    except OSError as error:
-        if error.errno not in WRITE_ERRNOS:
+    except Exception as error:
+        code = write_errno(error)
+        if code is None:
             raise
+        reason = error.strerror if isinstance(error, OSError) and not isinstance(error, OutputWriteError) else None
+        filename = error.filename if isinstance(error, OSError) else None
+        filename = Path(filename).name if isinstance(filename, str) and staging is not None else filename
         raise OutputWriteError(
-            error.errno,
-            f"Cannot write the {what} {target}: {error.strerror} ({error.filename}). Nothing was changed "
-            f"at {target}; free space or choose a writable folder.",
+            code,
+            f"Cannot write the {what} {target}: {reason or os.strerror(code)}"
+            f"{f' ({filename})' if filename else ''}. Nothing was changed at {target}; free space or choose a "
+            "writable folder.",
         ) from error
     finally:
         if staging is not None:

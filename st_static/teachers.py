@@ -208,7 +208,40 @@ def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
         raise TeacherError(_unavailable(name_or_path, error)) from error
     if not getattr(tokenizer, "is_fast", False):
         raise TeacherError(f"The teacher {name_or_path} has no fast (Rust) tokenizer; character offsets are needed.")
+    check_tokenizer_size(name_or_path, len(tokenizer), _configured_vocab_size(path))
     return tokenizer._tokenizer
+
+
+def _configured_vocab_size(path: str) -> int | None:
+    """The number of token embedding rows the teacher's ``config.json`` declares, or ``None`` if unreadable."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(path)
+    except (OSError, ValueError, KeyError):
+        return None  # the model load says what is wrong with it
+    size = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
+    return size if isinstance(size, int) and size > 0 else None
+
+
+def check_tokenizer_size(name: object | None, tokenizer_size: int, embedding_rows: int | None) -> None:
+    """Refuse a tokenizer far smaller than the teacher's token embedding table (its own files are missing).
+
+    A teacher folder without its tokenizer files loads in transformers with an almost empty fallback tokenizer
+    (a handful of special tokens, every word ``[UNK]``), and a build from it succeeds with a useless table. Real
+    tokenizers cover the table: models pad it by a few rows at most (and EmbeddingGemma's tokenizer has one
+    multimodal token more than its text table has rows).
+
+    Raises:
+        TeacherError: If the tokenizer has fewer tokens than half the table's rows.
+    """
+    if embedding_rows is not None and 2 * tokenizer_size < embedding_rows:
+        who = f"The teacher {name}" if name else "The teacher"
+        raise TeacherError(
+            f"{who}'s tokenizer has {tokenizer_size:,} tokens but its token embedding table has "
+            f"{embedding_rows:,} rows: the tokenizer files (tokenizer.json, vocab.txt, ...) are missing or belong "
+            "to another model. Copy the teacher's own tokenizer files into its folder."
+        )
 
 
 def check_hub_teacher(name: object, repo_id: str) -> None:
@@ -308,6 +341,9 @@ def check_teacher(teacher: SentenceTransformer) -> Transformer:
     tokenizer = getattr(first, "tokenizer", None)
     if tokenizer is None or not getattr(tokenizer, "is_fast", False):
         raise TeacherError("The teacher's tokenizer is not a fast (Rust) tokenizer; character offsets are needed.")
+    embeddings = first.auto_model.get_input_embeddings() if hasattr(first.auto_model, "get_input_embeddings") else None
+    rows = getattr(embeddings, "num_embeddings", None)
+    check_tokenizer_size(getattr(first.auto_model, "name_or_path", None), len(tokenizer), rows)
     features = teacher.preprocess(["a test sentence"])
     features = {key: value.to(teacher.device) if torch.is_tensor(value) else value for key, value in features.items()}
     with torch.inference_mode():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -367,3 +368,20 @@ def test_a_table_from_a_gemma_teacher_carries_the_gemma_terms(described_model, t
     assert "license: gemma" in card
     assert "Gemma Terms of Use found at https://ai.google.dev/gemma/terms" in card
     assert "Prohibited Use Policy" in card
+
+
+def test_a_template_file_changed_after_load_cannot_change_what_a_save_renders(described_model, tmp_path):
+    save_model(described_model, tmp_path / "model")
+    loaded = load_model(tmp_path / "model")
+    template = Path(loaded.model_card_data.template_path)
+    assert template.parent != Path(tempfile.gettempdir())  # never a shared, predictable name
+    assert template.parent.stat().st_mode & 0o077 == 0  # a private folder of this process
+    marker = tmp_path / "PWNED"
+    injected = "{{ cycler.__init__.__globals__.os.system('touch " + str(marker) + "') }}INJECTED"
+    template.write_text(template.read_text(encoding="utf-8") + injected, encoding="utf-8")
+    save_model(loaded, tmp_path / "saved")
+    loaded.save_pretrained(str(tmp_path / "bare-save"))
+    assert not marker.exists()
+    for folder in ("saved", "bare-save"):
+        card = (tmp_path / folder / "README.md").read_text(encoding="utf-8")
+        assert "INJECTED" not in card and "Static word embeddings" in card

@@ -4,6 +4,7 @@ readable outputs, and recovery from interrupted swaps."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from safetensors import SafetensorError
 from typer.testing import CliRunner
 
 import st_static.extraction.stages as stages_module
@@ -286,3 +288,127 @@ def test_a_speed_corpus_that_is_not_utf8_is_read_as_far_as_it_is(tmp_path, word_
     result = runner.invoke(app, ["card", str(model), "--speed-corpus", str(corpus), "--speed-sentences", "10"])
     assert result.exit_code == 0, result.output
     assert "sentences/s" in result.output
+
+
+# ------------------------------------------------------------------------------------------ round three (issue 31)
+def assert_one_error_line(result, fragment: str) -> None:
+    """Exit code 1, no traceback, and one ``error:`` line (last) naming ``fragment``; progress lines may precede it."""
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert [line for line in lines if line.startswith("error:")] == lines[-1:], result.output
+    assert fragment in lines[-1], result.output
+
+
+def teacher_without_tokenizer(teacher: Path, folder: Path) -> Path:
+    shutil.copytree(teacher, folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        (folder / name).unlink(missing_ok=True)
+    return folder
+
+
+def test_a_teacher_without_its_tokenizer_files_is_refused_before_its_pass(teacher, tmp_path, monkeypatch):
+    broken = teacher_without_tokenizer(teacher, tmp_path / "teacher")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    monkeypatch.setattr(stages_module, "extract_word_vectors", lambda *a, **k: pytest.fail("teacher ran"))
+    result = runner.invoke(
+        app, ["build", "--teacher", str(broken), "--corpus", str(corpus), "--out", str(tmp_path / "m"), "--dim", "8"]
+    )
+    assert_one_error_line(result, "tokenizer files")
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_loaded_teacher_without_its_tokenizer_is_refused(teacher, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from st_static.teachers import TeacherError, check_teacher
+
+    check_teacher(SentenceTransformer(str(teacher), device="cpu"))  # the whole teacher passes
+    loaded = SentenceTransformer(str(teacher_without_tokenizer(teacher, tmp_path / "teacher")), device="cpu")
+    with pytest.raises(TeacherError, match="tokenizer has 5 tokens but its token embedding table has"):
+        check_teacher(loaded)
+
+
+@pytest.mark.parametrize(
+    "writer_error",
+    [
+        lambda: SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)"),
+        lambda: Exception("No space left on device (os error 28)"),  # what the tokenizers writer raises
+    ],
+    ids=["safetensors", "tokenizers"],
+)
+def test_the_rust_writers_full_disk_errors_are_one_error_line(word_model, tmp_path, monkeypatch, writer_error):
+    import st_static.model.static_word_average as module
+
+    model = save_model(word_model, tmp_path / "model")
+    save_model(word_model, tmp_path / "small")
+    before = {path.name: path.read_bytes() for path in (tmp_path / "small").iterdir() if path.is_file()}
+
+    def full_disk(*args, **kwargs):
+        raise writer_error()
+
+    monkeypatch.setattr(module, "save_file", full_disk)
+    result = runner.invoke(app, ["compress", str(model), "-o", str(tmp_path / "small"), "-s", "float16"])
+    assert_one_error_line(result, f"Cannot write the model folder {tmp_path / 'small'}: No space left on device")
+    assert {path.name: path.read_bytes() for path in (tmp_path / "small").iterdir() if path.is_file()} == before
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".small.")]
+
+
+def test_a_failed_atomic_write_is_an_output_write_error_and_keeps_the_old_file(tmp_path):
+    from st_static.errors import OutputWriteError
+    from st_static.files import write_file_atomically
+
+    target = tmp_path / "tokenizer.json"
+    target.write_text("old")
+
+    def full_disk(path: Path) -> None:
+        path.write_text("half")
+        raise Exception("No space left on device (os error 28)")
+
+    with pytest.raises(OutputWriteError, match="No space left on device"):
+        write_file_atomically(target, full_disk)
+    assert target.read_text() == "old" and [path.name for path in tmp_path.iterdir()] == ["tokenizer.json"]
+    with pytest.raises(ValueError, match="a bug"):  # anything else keeps its own type
+        write_file_atomically(target, lambda path: (_ for _ in ()).throw(ValueError("a bug")))
+
+
+def test_card_on_a_read_only_folder_is_one_error_line(word_model, tmp_path, monkeypatch):
+    import errno
+
+    import st_static.files as files
+
+    model = save_model(word_model, tmp_path / "model")
+    card = (model / "README.md").read_text()
+
+    apply_umask_modes = files.apply_umask_modes
+
+    def read_only_model_folder(path):
+        if Path(path).parent == model:
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        apply_umask_modes(path)
+
+    monkeypatch.setattr(files, "apply_umask_modes", read_only_model_folder)
+    assert_one_error_line(runner.invoke(app, ["card", str(model)]), "README.md: Read-only file system")
+    assert (model / "README.md").read_text() == card
+
+
+def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
+    import errno
+
+    import st_static.files as files
+    from st_static.errors import OutputWriteError
+
+    class ReadOnlyLock:
+        is_locked = False
+
+        def __init__(self, path, **kwargs):
+            self.path = path
+
+        def acquire(self):
+            raise OSError(errno.EROFS, "Read-only file system", self.path)
+
+    monkeypatch.setattr(files, "FileLock", ReadOnlyLock)
+    message = r"Cannot write the working folder .*out\.work: Read-only file system"
+    with pytest.raises(OutputWriteError, match=message), folder_lock(tmp_path / "out.work"):
+        pytest.fail("the block ran")

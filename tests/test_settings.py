@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from st_static.build.publish import build
 from st_static.cli import app
+from st_static.errors import StStaticError
 from st_static.losses import LOSSES, register_loss
 from st_static.settings import (
     BuildSettings,
@@ -106,3 +107,19 @@ def test_a_new_loss_joins_the_build_by_registering_and_naming_it(tmp_path):
 def test_an_unknown_loss_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m"), "--corpus", "x.txt", "--loss", "nope"])
     assert result.exit_code == 1
+
+
+def test_the_teachers_default_prompt_is_used_unless_the_user_gives_one(tmp_path):
+    teacher = make_tiny_teacher(tmp_path / "teacher")
+    config_path = teacher / "config_sentence_transformers.json"
+    config = json.loads(config_path.read_text())
+    config.update(prompts={"query": "query: ", "document": "passage: "}, default_prompt_name="query")
+    config_path.write_text(json.dumps(config))
+    assert ExtractionSettings(teacher=str(teacher)).with_teacher_prompt().prompt == "query: "
+    assert ExtractionSettings(teacher=str(teacher), prompt="").with_teacher_prompt().prompt == ""
+    assert ExtractionSettings(teacher=str(teacher), prompt="x: ").with_teacher_prompt().prompt == "x: "
+    config.update(default_prompt_name="missing")
+    config_path.write_text(json.dumps(config))
+    with pytest.raises(StStaticError, match="names the default prompt 'missing' but does not define it"):
+        ExtractionSettings(teacher=str(teacher)).with_teacher_prompt()
+    assert ExtractionSettings(teacher="intfloat/multilingual-e5-small").with_teacher_prompt().prompt == "query: "

@@ -366,6 +366,7 @@ def run_completion(
         return ExtractionStage.open(output)
     settings = settings.with_teacher_prompt()
     started = time.perf_counter()
+    settings = settings.with_teacher_prompt()  # prompt None: the teacher's own, as in the extraction
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
     teacher = load_teacher(settings.teacher, device=process_device(device), precision=settings.teacher_precision)
     if len(languages) > 1:

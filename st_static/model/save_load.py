@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +17,12 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
 from st_static.files import staged_folder
+from st_static.model.saved_files import TOKENIZER_FILE_NAME
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
 from st_static.teachers import is_repo_id
+
+logger = logging.getLogger(__name__)
 
 
 def holds_st_static_output(folder: Path) -> bool:
@@ -63,11 +69,59 @@ def save_model(
             non-empty folder of other files (without ``force``).
         FolderInUseError: If another process is writing the same destination.
     """
-    with staged_folder(
-        path, replaceable=holds_st_static_output, inputs=inputs, force=force, what="model folder"
-    ) as staging:
+    with (
+        staged_folder(
+            path, replaceable=holds_st_static_output, inputs=inputs, force=force, what="model folder"
+        ) as staging,
+        _as_word_average(model, Path(path)),
+    ):
         write_model(model, staging, **save_kwargs)
     return Path(path).resolve()
+
+
+@contextlib.contextmanager
+def _as_word_average(model: SentenceTransformer, destination: Path) -> Iterator[None]:
+    """Save a bare-loaded st-static table (ST's plain ``StaticEmbedding``) as a :class:`StaticWordAverage`.
+
+    A model loaded with ``SentenceTransformer(folder)`` and fine-tuned has lost the metadata and hashes that
+    ``st_static_config.json`` held; saved as a ``StaticWordAverage`` it gets them (and model2vec's ``config.json``)
+    back. The metadata comes from the destination's config when that folder holds the same vocabulary (a save in
+    place); the model itself is left as it was.
+    """
+    first = model[0] if len(model) else None
+    if not isinstance(first, StaticEmbedding) or isinstance(first, StaticWordAverage):
+        yield
+        return
+    try:
+        module = StaticWordAverage.from_static_embedding(first).to(first.embedding.weight.device)
+    except (ValueError, TypeError):  # not an st-static word tokenizer: another kind of static model
+        yield
+        return
+    module.metadata = _earlier_metadata(module, destination)
+    if not module.metadata:
+        logger.warning(
+            "The model was loaded with a bare SentenceTransformer, which drops st-static's metadata (teacher, "
+            "stages, ...): saving it without. Load with st_static.load_model to keep it."
+        )
+    name = next(iter(model._modules))
+    model._modules[name] = module
+    try:
+        yield
+    finally:
+        model._modules[name] = first
+
+
+def _earlier_metadata(module: StaticWordAverage, folder: Path) -> dict[str, Any]:
+    """The metadata of the st-static model in ``folder`` if it has ``module``'s vocabulary, else ``{}``."""
+    try:
+        saved_tokenizer = json.loads((folder / TOKENIZER_FILE_NAME).read_text(encoding="utf-8"))
+        config = json.loads((folder / CONFIG_FILE_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    metadata = config.get("metadata") if isinstance(config, dict) else None
+    if saved_tokenizer != json.loads(module.tokenizer.to_str()) or not isinstance(metadata, dict):
+        return {}
+    return metadata
 
 
 def load_model(

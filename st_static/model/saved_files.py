@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
@@ -49,6 +49,15 @@ def read_tokenizer(name: str, path: str) -> Tokenizer:
         return Tokenizer.from_str(text)
     except Exception as error:  # tokenizers raises a bare Exception on a malformed file
         raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+
+
+def saved_by_sentence_transformers(path: str) -> bool:
+    """Whether the weights file holds only ``StaticEmbedding``'s own ``embedding.weight`` (st-static never does)."""
+    try:
+        with safe_open(path, framework="pt") as weights:
+            return list(weights.keys()) == ["embedding.weight"]
+    except (SafetensorError, OSError):
+        return False
 
 
 def read_config(name: str, path: str) -> dict[str, Any]:

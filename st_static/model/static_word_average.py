@@ -36,6 +36,7 @@ from st_static.model.saved_files import (
     read_config,
     read_table,
     read_tokenizer,
+    saved_by_sentence_transformers,
 )
 from st_static.model.tokenization import (
     DROPPED,
@@ -420,6 +421,16 @@ class StaticWordAverage(StaticEmbedding):
             if problem is not None:
                 raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
         changed = changed_files(config, {TOKENIZER_FILE_NAME: tokenizer_path, WEIGHTS_FILE_NAME: weights_path})
+        if changed == [WEIGHTS_FILE_NAME] and saved_by_sentence_transformers(weights_path):
+            # sentence-transformers' own StaticEmbedding wrote the table (a bare SentenceTransformer(folder),
+            # fine-tuned and saved in place): same tokenizer, new weights, the one layout st-static never writes.
+            logger.warning(
+                "%s: %s was re-saved by sentence-transformers (a fine-tuned bare SentenceTransformer); loading "
+                "its word rows. Save it with st_static.save_model to record its hashes and model2vec's config.",
+                name,
+                WEIGHTS_FILE_NAME,
+            )
+            changed = []
         if changed:
             raise ModelFolderError(
                 f"{name}: {' and '.join(changed)} {'has' if len(changed) == 1 else 'have'} changed since the model "

@@ -202,6 +202,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
 
     # -------------------------------------------------------------------------------- rendering
     def to_dict(self) -> dict[str, Any]:
+        # The template file is read right after this call: rewrite it from the in-memory text first.
+        self.template_path = composed_template_path()
         module = self._static_module()
         metadata = module.metadata
         teacher = metadata_teacher(metadata)

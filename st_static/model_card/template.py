@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
+import atexit
+import functools
 import logging
+import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -83,16 +86,31 @@ def compose_template(base_template: str, sections: dict[str, str]) -> str:
     return template
 
 
-def composed_template_path() -> Path:
-    """A file holding ST's card template with the st-static sections (written once per content, in the temp dir).
-
-    ``huggingface_hub.ModelCard.from_template`` reads templates from a path, so the composed text is stored
-    under a name derived from its hash; the file is a pure function of the two installed templates.
-    """
+@functools.cache
+def composed_template() -> str:
+    """ST's card template with the st-static sections spliced in, composed once per process from installed files."""
     base = Path(SentenceTransformerModelCardData.__dataclass_fields__["template_path"].default)
-    text = compose_template(base.read_text(encoding="utf-8"), read_sections(SECTIONS_PATH.read_text(encoding="utf-8")))
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    path = Path(tempfile.gettempdir()) / f"st-static-model-card-{digest}.md"
-    if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text_atomically(path, text)
-    return path
+    return compose_template(base.read_text(encoding="utf-8"), read_sections(SECTIONS_PATH.read_text(encoding="utf-8")))
+
+
+_PRIVATE_FOLDERS: dict[int, Path] = {}
+
+
+def _private_folder() -> Path:
+    """This process's own temporary folder (``mkdtemp``: mode 0700, an unpredictable name), removed at exit."""
+    folder = _PRIVATE_FOLDERS.get(os.getpid())
+    if folder is None or not folder.is_dir():
+        folder = Path(tempfile.mkdtemp(prefix="st-static-card-"))
+        _PRIVATE_FOLDERS[os.getpid()] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def composed_template_path() -> Path:
+    """A file holding :func:`composed_template`, written afresh on every call into this process's private folder.
+
+    ``huggingface_hub.ModelCard.from_template`` (which sentence-transformers calls) reads templates from a path.
+    Jinja2 templates run code, so the file never lives under a shared, predictable name: the card data rewrites it
+    from the in-memory text right before each render, and a change made to it after a load renders nothing.
+    """
+    return write_text_atomically(_private_folder() / "model_card_template.md", composed_template())
