@@ -117,3 +117,28 @@ def test_long_texts_join_the_distillation_and_key_their_own_stage(teacher_folder
     assert len(texts) == 6 and np.load(long_stage / "targets.npy").shape[0] == 6
     assert len(list(work.glob("distillation-*"))) == 2
     assert not np.allclose(plain.encode(["the cat sat"]), with_long.encode(["the cat sat"]))
+
+
+def test_an_interrupted_pass_of_a_teacher_with_a_head_resumes_to_the_same_table(teacher_folder, tmp_path, monkeypatch):
+    teacher = _with_head(teacher_folder)
+    tokenizer = build_word_tokenizer(
+        ["cat", "dog", "mat", "red", "log"], teacher_tokenizer=teacher[0].tokenizer._tokenizer
+    )
+    arguments = {"batch_tokens": 16, "max_batch_size": 2, "checkpoint_seconds": 0.0}
+    reference = extract_word_vectors(teacher, TINY_CORPUS, tokenizer, **arguments)
+    original_forward, calls = teacher.forward, {"count": 0}
+
+    def interrupted_forward(features, **kwargs):
+        calls["count"] += 1
+        if calls["count"] == 4:
+            raise KeyboardInterrupt  # what Ctrl-C (SIGINT) raises in the middle of the pass
+        return original_forward(features, **kwargs)
+
+    monkeypatch.setattr(teacher, "forward", interrupted_forward)
+    with pytest.raises(KeyboardInterrupt):
+        extract_word_vectors(teacher, TINY_CORPUS, tokenizer, checkpoint_dir=tmp_path, **arguments)
+    monkeypatch.setattr(teacher, "forward", original_forward)
+    resumed = extract_word_vectors(teacher, TINY_CORPUS, tokenizer, checkpoint_dir=tmp_path, resume=True, **arguments)
+    assert resumed.word_vectors.shape == (5, 16)
+    np.testing.assert_array_equal(resumed.word_vectors, reference.word_vectors)
+    np.testing.assert_array_equal(resumed.sentence_embeddings, reference.sentence_embeddings)
