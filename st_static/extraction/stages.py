@@ -364,7 +364,6 @@ def run_completion(
     output = Path(output)
     if (output / "stats.json").is_file():
         return ExtractionStage.open(output)
-    settings = settings.with_teacher_prompt()
     started = time.perf_counter()
     settings = settings.with_teacher_prompt()  # prompt None: the teacher's own, as in the extraction
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
