@@ -260,6 +260,24 @@ class BuildSettings:
                 raise SettingsError(
                     f"Extra pairs for {language!r}, which is not one of the paired languages {self.languages[1:]}."
                 )
+        dim = self.reduction.dim
+        if self.refinement.matryoshka_dims and max(self.refinement.matryoshka_dims) > dim:
+            raise SettingsError(
+                f"matryoshka_dims {self.refinement.matryoshka_dims} go above the table's dim {dim}: every Matryoshka "
+                "dimension must be at most --dim."
+            )
+        if self.extraction.pca_sample_size < dim:
+            raise SettingsError(
+                f"pca_sample_size {self.extraction.pca_sample_size} is below --dim {dim}: a PCA to {dim} dimensions "
+                "needs at least as many sentences."
+            )
+        if self.device is not None:
+            import torch
+
+            try:
+                torch.device(self.device)
+            except RuntimeError as error:
+                raise SettingsError(f"device {self.device!r} is not a torch device ({error}).") from None
 
     @property
     def crosslingual(self) -> bool:

@@ -172,6 +172,28 @@ def default_prompt(name_or_path: str | os.PathLike[str]) -> str:
     return prompts[name]
 
 
+def teacher_dimension(name_or_path: str | os.PathLike[str]) -> int | None:
+    """The dimension of a local teacher's sentence vectors, read from its folder without loading weights.
+
+    The last ``Dense`` layer's ``out_features`` when ``modules.json`` lists one, else the transformer's
+    ``hidden_size``; ``None`` when the folder does not say (or the teacher is not a local folder).
+    """
+    folder = Path(resolve_teacher(name_or_path))
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        dimension = None
+        for module in modules if isinstance(modules, list) else []:
+            if isinstance(module, dict) and str(module.get("type", "")).endswith(".Dense"):
+                config = json.loads((folder / str(module.get("path", "")) / "config.json").read_text(encoding="utf-8"))
+                dimension = config.get("out_features", dimension)
+        if dimension is None:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            dimension = config.get("hidden_size") or config.get("text_config", {}).get("hidden_size")
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, AttributeError):
+        return None
+    return dimension if isinstance(dimension, int) and not isinstance(dimension, bool) else None
+
+
 def teacher_record(name_or_path: str | os.PathLike[str]) -> str:
     """How a model records its teacher: the Hub id when known, else a local folder's name, else the name given."""
     teacher = find_teacher(name_or_path)

@@ -123,3 +123,29 @@ def test_the_teachers_default_prompt_is_used_unless_the_user_gives_one(tmp_path)
     with pytest.raises(StStaticError, match="names the default prompt 'missing' but does not define it"):
         ExtractionSettings(teacher=str(teacher)).with_teacher_prompt()
     assert ExtractionSettings(teacher="intfloat/multilingual-e5-small").with_teacher_prompt().prompt == "query: "
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--dim", "64", "--matryoshka-dims", "32,128"], "matryoshka_dims"),
+        (["--pca-sample-size", "1"], "pca_sample_size 1 is below --dim"),
+        (["--device", "tpu:7"], "not a torch device"),
+        (["--dim", "64"], "larger than the teacher's 32 dimensions"),
+    ],
+)
+def test_settings_a_build_cannot_use_are_one_error_line_before_the_teacher_runs(
+    tmp_path, monkeypatch, options, message
+):
+    import st_static.extraction.stages as stages
+
+    monkeypatch.setattr(stages, "load_teacher", lambda *a, **k: pytest.fail("the teacher was loaded"))
+    teacher = make_tiny_teacher(tmp_path / "teacher")  # 32-d
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    arguments = ["build", "--teacher", str(teacher), "--corpus", str(corpus), "--out", str(tmp_path / "m")]
+    result = CliRunner().invoke(app, [*arguments, *options])
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "m").exists()

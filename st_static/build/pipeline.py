@@ -47,8 +47,8 @@ from st_static.extraction.stages import (
 from st_static.files import content_digest, staged_folder
 from st_static.model.languages import has_spaceless_language
 from st_static.model.save_load import load_model, write_model
-from st_static.settings import BuildSettings
-from st_static.teachers import load_teacher, load_teacher_tokenizer, teacher_precision
+from st_static.settings import BuildSettings, SettingsError
+from st_static.teachers import load_teacher, load_teacher_tokenizer, teacher_dimension, teacher_precision
 from st_static.training.records import HISTORY_FILE_NAME
 
 logger = logging.getLogger(__name__)
@@ -130,6 +130,12 @@ def run_pipeline(
     for source in sources:
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
     load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now, not after the corpus pass
+    teacher_dim = teacher_dimension(settings.extraction.teacher)
+    if teacher_dim is not None and settings.reduction.dim > teacher_dim:
+        raise SettingsError(
+            f"--dim {settings.reduction.dim} is larger than the teacher's {teacher_dim} dimensions: PCA cannot add "
+            f"dimensions. Use --dim {teacher_dim} or less."
+        )
     if _completes(settings) and not settings.crosslingual:
         frequent_words(settings.languages[0], 1)  # so does a missing wordfreq
     stages = _Stages(settings, work_dir, evaluate)
