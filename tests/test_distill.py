@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import logging
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -134,3 +135,16 @@ def test_an_uncached_hub_teacher_fails_at_once_without_the_hubs_retries(monkeypa
     monkeypatch.setattr("huggingface_hub.HfApi.model_info", missing)
     with pytest.raises(TeacherError, match="there is no model org/not-cached on the Hugging Face Hub"):
         load_teacher_tokenizer("org/not-cached")
+
+
+def test_a_loaded_teacher_named_dot_dot_is_saved_inside_the_scratch_folder(teacher, tmp_path, monkeypatch):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    loaded = SentenceTransformer(str(teacher), device="cpu")
+    loaded.model_card_data.model_id = ".."
+    model = st_static.distill(loaded, TINY_CORPUS * 3, **TINY)
+    assert model.encode(["the cat sat"]).shape == (1, 8)
+    # The scratch folder is gone and nothing was written next to it (the card template's private folder aside).
+    assert [path.name for path in temporary.iterdir() if not path.name.startswith("st-static-card-")] == []

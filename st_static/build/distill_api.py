@@ -86,6 +86,7 @@ def _save_loaded_teacher(teacher: SentenceTransformer, scratch: Path) -> Path:
     card = teacher.model_card_data
     name = card.model_id or card.base_model or "teacher"
     known = find_teacher(name)
-    folder = scratch / (known.repo_id.split("/")[-1] if known is not None else Path(str(name)).name)
+    base = known.repo_id.split("/")[-1] if known is not None else Path(str(name)).name
+    folder = scratch / (base if base not in ("", ".", "..") else "teacher")  # never the scratch folder's parent
     teacher.save_pretrained(str(folder))
     return folder
