@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 import st_static.extraction.stages as stages_module
 from st_static import save_model
 from st_static.cli import app
+from st_static.data_files import DataFormatError
 from st_static.errors import ModelFolderError
+from st_static.evaluation.task_files import TaskFileError, read_labelled_pairs
 from st_static.model.save_load import load_model
 
 from .teachers import make_tiny_teacher
@@ -92,3 +94,51 @@ def test_a_module_path_outside_the_folder_is_refused(folder):
     (folder / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
     with pytest.raises(ModelFolderError, match="not a relative path inside the folder"):
         load_model(folder)
+
+
+# ------------------------------------------------------------------------------------------------ evaluation files
+STS_HEADER = "sentence1\tsentence2\tscore\n"
+MSRP_HEADER = "sentence1\tsentence2\tlabel\n"
+LONG_FIELD = "a " * 70_000  # 140,000 characters: over csv's 131,072
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "message"),
+    [
+        ("sts/stsb-en-dev.tsv", STS_HEADER + "the cat\tthe mat\t3.0\n", "stsb-en-dev.tsv: only one pair"),
+        ("sts/stsb-en-dev.tsv", STS_HEADER + "the cat\tthe mat\t3\nthe\tcat\t3\n", "every pair has the gold score 3"),
+        ("pairclass/msrp-dev.tsv", MSRP_HEADER + "the cat\tmat\t0\nthe\tcat\t0\n", "none of the 2 pairs has label 1"),
+        ("sts/stsb-en-dev.tsv", STS_HEADER + f"the cat\tmat\t3\n{LONG_FIELD}\tthe\t2\n", "stsb-en-dev.tsv:3: a field"),
+        ("sts/stsb-en-dev.tsv", STS_HEADER + "the cat\tmat\t3\nthe\tcat\tnan\nword\tworld\t1\n", "tsv:3: score 'nan'"),
+        ("sts/stsb-en-dev.tsv", STS_HEADER + "the cat\tmat\t3\nthe\tcat\t1\nword\tworld\tinf\n", "tsv:4: score 'inf'"),
+        ("pairclass/msrp-dev.tsv", MSRP_HEADER + "the cat\tmat\t1\nthe\tcat\t-inf\n", "msrp-dev.tsv:3: label '-inf'"),
+    ],
+)
+def test_an_evaluation_file_that_cannot_be_scored_is_one_error_line(folder, tmp_path, file, content, message):
+    path = tmp_path / "data" / file
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    result = runner.invoke(app, ["evaluate", str(folder), "--data", str(tmp_path / "data")])
+    assert_one_error_line(result, message)
+
+
+def test_a_task_file_with_a_long_field_is_one_error_line(folder, tmp_path):
+    task = tmp_path / "topics.tsv"
+    task.write_text(f"text\tlabel\nthe cat\tx\n{LONG_FIELD}\ty\n")
+    assert_one_error_line(runner.invoke(app, ["evaluate", str(folder), "--tasks", str(task)]), "topics.tsv:3: a field")
+
+
+def test_a_pair_task_file_without_a_positive_pair_is_refused(tmp_path):
+    task = tmp_path / "pairs.tsv"
+    task.write_text(MSRP_HEADER + "the cat\tmat\t0\nthe\tcat\t0\n")
+    with pytest.raises(TaskFileError, match="none of the 2 pairs has label 1"):
+        read_labelled_pairs(task)
+
+
+def test_data_format_errors_name_the_line_of_a_non_finite_score(tmp_path):
+    from st_static.data_files import read_scored_pairs
+
+    path = tmp_path / "sts.tsv"
+    path.write_text(STS_HEADER + "the cat\tmat\t3\n\nthe\tcat\tnan\n")  # an empty line: line numbers stay the file's
+    with pytest.raises(DataFormatError, match=r"sts.tsv:4: score 'nan' is not a finite number"):
+        read_scored_pairs(path)
