@@ -16,9 +16,10 @@ from st_static.cli import app
 from st_static.data_files import DataFormatError
 from st_static.errors import ModelFolderError
 from st_static.evaluation.task_files import TaskFileError, read_labelled_pairs
+from st_static.extraction.corpus import CorpusError, check_corpus, check_corpus_language
 from st_static.model.save_load import load_model
 
-from .teachers import make_tiny_teacher
+from .teachers import TINY_CORPUS, make_tiny_teacher
 
 runner = CliRunner()
 DEEP_JSON = "[" * 100_000 + "]" * 100_000
@@ -94,6 +95,48 @@ def test_a_module_path_outside_the_folder_is_refused(folder):
     (folder / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
     with pytest.raises(ModelFolderError, match="not a relative path inside the folder"):
         load_model(folder)
+
+
+# ------------------------------------------------------------------------------------------------ build inputs
+def test_a_chinese_corpus_under_english_is_refused_before_the_teacher_pass(teacher, tmp_path, no_teacher_pass):
+    corpus = tmp_path / "zh.txt"
+    lines = [
+        "我们今天去公园散步了",
+        "他喜欢在图书馆看书",
+        "这个城市的天气很好",
+        "我的朋友明天来北京",
+        "她每天早上喝咖啡",
+    ]
+    corpus.write_text("\n".join(lines * 4) + "\n", encoding="utf-8")
+    result = runner.invoke(app, build_arguments(teacher, corpus, tmp_path / "m"))
+    assert_one_error_line(result, "It looks like Chinese text: pass --languages zh.")
+
+
+def test_a_japanese_corpus_is_told_to_pass_ja():
+    lines = ["今日は公園を散歩しました", "図書館で本を読むのが好きです"] * 5
+    with pytest.raises(CorpusError, match="It looks like Japanese text: pass --languages ja"):
+        check_corpus_language(lines, "en")
+    check_corpus_language(lines, "ja")  # the right language passes
+    check_corpus_language([*TINY_CORPUS, "一句中文"], "en")  # English with a little Chinese passes
+
+
+def test_a_json_lines_corpus_file_is_one_error_line_naming_its_fields(teacher, tmp_path, no_teacher_pass):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps({"sentence": line, "id": 1}) for line in TINY_CORPUS * 3) + "\n")
+    result = runner.invoke(app, build_arguments(teacher, corpus, tmp_path / "m"))
+    assert_one_error_line(result, "holds JSON Lines: objects with the fields ['id', 'sentence'], not plain text")
+
+
+def test_a_json_array_corpus_file_is_refused_naming_its_fields(tmp_path):
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([{"sentence": line} for line in TINY_CORPUS * 3]))
+    with pytest.raises(CorpusError, match=r"corpus.json holds a JSON array of objects with the fields \['sentence'\]"):
+        check_corpus(corpus)
+
+
+def test_corpus_dicts_without_the_text_field_are_refused_naming_the_fields():
+    with pytest.raises(CorpusError, match=r"Corpus item 0 has the fields \['sentence'\], not 'text'"):
+        check_corpus([{"sentence": line} for line in TINY_CORPUS * 3])
 
 
 # ------------------------------------------------------------------------------------------------ evaluation files

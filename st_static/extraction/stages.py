@@ -36,7 +36,14 @@ from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 
 from st_static.distributed import process_device, process_rank
-from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus, corpus_name, iter_sentences
+from st_static.extraction.corpus import (
+    CorpusError,
+    CorpusSource,
+    check_corpus,
+    check_corpus_language,
+    corpus_name,
+    iter_sentences,
+)
 from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.selection import select_sentences
 from st_static.extraction.vocabulary import (
@@ -167,6 +174,8 @@ def run_extraction(
     corpus_inputs = [corpus] if isinstance(corpus, str | os.PathLike) else []
     check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
     check_corpus(corpus)
+    if vocabulary is None:  # the corpus is in languages[0]
+        check_corpus_language(corpus, languages[0], corpus_name(corpus))
     teacher_tokenizer = load_teacher_tokenizer(settings.teacher)
     rank, world_size = process_rank()
     partial = output.with_name(output.name + ".partial")
