@@ -98,6 +98,14 @@ def test_a_module_path_outside_the_folder_is_refused(folder):
 
 
 # ------------------------------------------------------------------------------------------------ build inputs
+def test_a_prompt_that_fills_the_teachers_length_is_refused_before_the_teacher_pass(teacher, tmp_path, no_teacher_pass):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    arguments = [*build_arguments(teacher, corpus, tmp_path / "m"), "--prompt", " ".join(["word"] * 400)]
+    assert_one_error_line(runner.invoke(app, arguments), "--prompt takes 400 of the teacher's 64 tokens per text")
+    assert not (tmp_path / "m").exists()
+
+
 def test_a_chinese_corpus_under_english_is_refused_before_the_teacher_pass(teacher, tmp_path, no_teacher_pass):
     corpus = tmp_path / "zh.txt"
     lines = [

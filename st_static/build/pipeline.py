@@ -39,6 +39,7 @@ from st_static.extraction.multilingual import (
 )
 from st_static.extraction.stages import (
     ExtractionStage,
+    check_prompt_length,
     peak_memory_mib,
     run_completion,
     run_extraction,
@@ -129,7 +130,8 @@ def run_pipeline(
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
     for source in sources:
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
-    load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now, not after the corpus pass
+    teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
+    check_prompt_length(settings.extraction, teacher_tokenizer)
     teacher_dim = teacher_dimension(settings.extraction.teacher)
     if teacher_dim is not None and settings.reduction.dim > teacher_dim:
         raise SettingsError(
