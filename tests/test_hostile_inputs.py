@@ -147,6 +147,17 @@ def test_corpus_dicts_without_the_text_field_are_refused_naming_the_fields():
         check_corpus([{"sentence": line} for line in TINY_CORPUS * 3])
 
 
+def test_eval_data_that_cannot_be_scored_is_refused_before_the_teacher_pass(teacher, tmp_path, no_teacher_pass):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    sts = tmp_path / "data" / "sts" / "stsb-en-dev.tsv"
+    sts.parent.mkdir(parents=True)
+    sts.write_text("sentence1\tsentence2\tscore\nthe cat\tthe mat\t3.0\n")
+    arguments = [*build_arguments(teacher, corpus, tmp_path / "m"), "--eval-data", str(tmp_path / "data")]
+    assert_one_error_line(runner.invoke(app, arguments), f"{sts}: only one pair")
+    assert not (tmp_path / "m").exists()
+
+
 # ------------------------------------------------------------------------------------------------ evaluation files
 STS_HEADER = "sentence1\tsentence2\tscore\n"
 MSRP_HEADER = "sentence1\tsentence2\tlabel\n"
