@@ -120,6 +120,14 @@ def test_a_chinese_corpus_under_english_is_refused_before_the_teacher_pass(teach
     assert_one_error_line(result, "It looks like Chinese text: pass --languages zh.")
 
 
+def test_run_extraction_refuses_a_chinese_corpus_under_english_before_the_teacher(teacher, tmp_path, no_teacher_pass):
+    from st_static.settings import ExtractionSettings
+
+    lines = ["我们今天去公园散步了", "他喜欢在图书馆看书", "这个城市的天气很好", "我的朋友明天来北京"] * 5
+    with pytest.raises(CorpusError, match="pass --languages zh"):
+        stages_module.run_extraction(lines, ExtractionSettings(teacher=str(teacher)), tmp_path / "extraction")
+
+
 def test_a_japanese_corpus_is_told_to_pass_ja():
     lines = ["今日は公園を散歩しました", "図書館で本を読むのが好きです"] * 5
     with pytest.raises(CorpusError, match="It looks like Japanese text: pass --languages ja"):
