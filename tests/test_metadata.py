@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import warnings
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from st_static.model.metadata import (
     TrainingRecord,
 )
 
+OLD_MODELS = Path(__file__).parent / "fixtures" / "old_models"
 FULL = {
     "teacher": "sentence-transformers/all-MiniLM-L6-v2",
     "teacher_dim": 384,
@@ -161,6 +164,15 @@ def test_dict_style_reading_still_works_with_a_deprecation_warning():
         assert "pca" in metadata
     with pytest.raises(TypeError, match="not iterable"):
         list(metadata)
+
+
+def test_loading_and_saving_an_old_folder_reads_no_metadata_by_key(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for name in ("plain", "int8-column", "ensemble"):
+            model = st_static.load_model(OLD_MODELS / name)
+            assert isinstance(model[0].metadata, ModelMetadata)
+            st_static.save_model(model, tmp_path / name)
 
 
 def test_ensemble_members_are_typed():
