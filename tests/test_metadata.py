@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from st_static.model.metadata import (
     TrainingRecord,
 )
 
+REPOSITORY = Path(__file__).resolve().parents[1]
 OLD_MODELS = Path(__file__).parent / "fixtures" / "old_models"
 FULL = {
     "teacher": "sentence-transformers/all-MiniLM-L6-v2",
@@ -179,3 +181,19 @@ def test_ensemble_members_are_typed():
     members = ModelMetadata.from_dict(FULL).ensemble.members
     assert all(isinstance(member, EnsembleMember) for member in members)
     assert EnsembleRecord(members=members).to_dict() == {"members": FULL["ensemble"]["members"]}
+
+
+def test_no_code_outside_the_metadata_module_reads_metadata_by_key():
+    """The closing grep of issue 30 item 3: no ``metadata[...]``, ``metadata.get(...)`` or ``metadata.update(...)``
+    in the library, the benchmarks or the card scripts but in ``st_static/model/metadata.py`` (``item.metadata`` is
+    a dataclass field's own metadata, the settings' help texts)."""
+    pattern = re.compile(r"metadata(\[|\.get\(|\.update\(|\.setdefault\()")
+    found = [
+        f"{path.relative_to(REPOSITORY)}:{number}: {line.strip()}"
+        for folder in ("st_static", "benchmarks", "hub_cards")
+        for path in sorted((REPOSITORY / folder).rglob("*.py"))
+        if path != REPOSITORY / "st_static" / "model" / "metadata.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pattern.search(line) and not re.search(r"\bitem\.metadata\.get\(", line)
+    ]
+    assert found == []
