@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,47 +24,74 @@ class ScoredPairs:
     scores: list[float]
 
 
+def unreadable_row(
+    path: Path, line_number: int, error: csv.Error, kind: type[DataFormatError] = DataFormatError
+) -> DataFormatError:
+    """The ``kind`` error for a row the ``csv`` module refuses (a field over its 128 KiB limit), naming its line."""
+    if "field limit" in str(error):
+        return kind(
+            f"{path}:{line_number}: a field is longer than {csv.field_size_limit():,} characters (is a tab or a line "
+            "break missing?)."
+        )
+    return kind(f"{path}:{line_number}: unreadable row ({error}).")
+
+
 def read_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[list[str]]:
     """Read the named columns of a header-first TSV file (quoting off, as the data README prescribes).
 
     Raises:
         FileNotFoundError: If the file does not exist.
-        DataFormatError: If a column is missing or a row has too few fields.
+        DataFormatError: If a column is missing, a row has too few fields or a field is over 128 KiB.
     """
+    return [values for _, values in read_numbered_tsv(path, columns)]
+
+
+def read_numbered_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
+    """:func:`read_tsv` with each row's line number: ``(line number, [values of columns])``, empty lines skipped."""
     path = Path(path)
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header is None:
-            raise DataFormatError(f"{path}: the file is empty (expected a header with {', '.join(columns)}).")
-        missing = [column for column in columns if column not in header]
-        if missing:
-            raise DataFormatError(f"{path}: missing column(s) {', '.join(missing)}; the header is {header}.")
-        indices = [header.index(column) for column in columns]
-        rows = []
-        for line_number, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) <= max(indices):
-                raise DataFormatError(
-                    f"{path}:{line_number}: expected {len(header)} tab-separated fields, got {len(row)}."
-                )
-            rows.append([row[index] for index in indices])
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise DataFormatError(f"{path}: the file is empty (expected a header with {', '.join(columns)}).")
+            missing = [column for column in columns if column not in header]
+            if missing:
+                raise DataFormatError(f"{path}: missing column(s) {', '.join(missing)}; the header is {header}.")
+            indices = [header.index(column) for column in columns]
+            rows = []
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) <= max(indices):
+                    raise DataFormatError(
+                        f"{path}:{reader.line_num}: expected {len(header)} tab-separated fields, got {len(row)}."
+                    )
+                rows.append((reader.line_num, [row[index] for index in indices]))
+        except csv.Error as error:
+            raise unreadable_row(path, reader.line_num, error) from error
     return rows
 
 
 def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score") -> ScoredPairs:
-    """Read ``sentence1``, ``sentence2`` and a numeric score column (STS score or paraphrase label)."""
-    rows = read_tsv(path, ("sentence1", "sentence2", score_column))
+    """Read ``sentence1``, ``sentence2`` and a numeric score column (STS score or paraphrase label).
+
+    Raises:
+        DataFormatError: If the file has no rows, or a score is not a finite number (naming its line).
+    """
+    rows = read_numbered_tsv(path, ("sentence1", "sentence2", score_column))
     scores = []
-    for line_number, row in enumerate(rows, start=2):
+    for line_number, row in rows:
         try:
-            scores.append(float(row[2]))
+            score = float(row[2])
         except ValueError as error:
             raise DataFormatError(f"{path}:{line_number}: {score_column} {row[2]!r} is not a number.") from error
+        if not math.isfinite(score):
+            raise DataFormatError(f"{path}:{line_number}: {score_column} {row[2]!r} is not a finite number.")
+        scores.append(score)
     if not rows:
         raise DataFormatError(f"{path}: no rows.")
-    return ScoredPairs([row[0] for row in rows], [row[1] for row in rows], scores)
+    return ScoredPairs([row[0] for _, row in rows], [row[1] for _, row in rows], scores)
 
 
 def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:

@@ -194,6 +194,31 @@ def teacher_dimension(name_or_path: str | os.PathLike[str]) -> int | None:
     return dimension if isinstance(dimension, int) and not isinstance(dimension, bool) else None
 
 
+def teacher_max_seq_length(name_or_path: str | os.PathLike[str]) -> int | None:
+    """The most tokens a local teacher reads of a text (prompt and special tokens included), without loading weights.
+
+    As sentence-transformers sets it: the first module's ``max_seq_length`` in ``sentence_bert_config.json``, else
+    its tokenizer's ``model_max_length``; ``None`` when the folder says neither (or the teacher is not a local
+    folder).
+    """
+    folder = Path(resolve_teacher(name_or_path))
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        first = modules[0] if isinstance(modules, list) and modules and isinstance(modules[0], dict) else {}
+        module_folder = folder / str(first.get("path", ""))
+        for file, key in (
+            ("sentence_bert_config.json", "max_seq_length"),
+            ("tokenizer_config.json", "model_max_length"),  # 1e30 when the tokenizer sets no limit
+        ):
+            path = module_folder / file
+            length = json.loads(path.read_text(encoding="utf-8")).get(key) if path.is_file() else None
+            if isinstance(length, int) and not isinstance(length, bool) and 0 < length < 1_000_000:
+                return length
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, AttributeError):
+        return None
+    return None
+
+
 def teacher_record(name_or_path: str | os.PathLike[str]) -> str:
     """How a model records its teacher: the Hub id when known, else a local folder's name, else the name given."""
     teacher = find_teacher(name_or_path)

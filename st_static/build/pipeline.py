@@ -27,6 +27,7 @@ from st_static.extraction.corpus import (
     CorpusError,
     CorpusSource,
     check_corpus,
+    check_corpus_language,
     corpus_digest,
     corpus_name,
     iter_sentences,
@@ -39,6 +40,7 @@ from st_static.extraction.multilingual import (
 )
 from st_static.extraction.stages import (
     ExtractionStage,
+    check_prompt_length,
     peak_memory_mib,
     run_completion,
     run_extraction,
@@ -130,7 +132,10 @@ def run_pipeline(
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
     for source in sources:
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
-    load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now, not after the corpus pass
+    if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
+        check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
+    teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
+    check_prompt_length(settings.extraction, teacher_tokenizer)
     teacher_dim = teacher_dimension(settings.extraction.teacher)
     if teacher_dim is not None and settings.reduction.dim > teacher_dim:
         raise SettingsError(

@@ -29,6 +29,23 @@ def cosine_average_precision(embeddings1: np.ndarray, embeddings2: np.ndarray, l
     return 100.0 * float(average_precision_score(labels.astype(int), similarities))
 
 
+def read_paraphrase_file(path: str | os.PathLike[str]) -> ScoredPairs:
+    """Read a paraphrase file (``sentence1``, ``sentence2``, ``label`` 0/1) with at least one positive pair.
+
+    Raises:
+        DataFormatError: If a label is not 0 or 1, or no pair is a paraphrase (average precision is then undefined).
+    """
+    pairs = read_scored_pairs(path, score_column="label")
+    bad = [label for label in pairs.scores if label not in (0.0, 1.0)]
+    if bad:
+        raise DataFormatError(f"{path}: labels must be 0 or 1, got {bad[0]:g}.")
+    if not any(pairs.scores):
+        raise DataFormatError(
+            f"{path}: none of the {len(pairs.scores)} pairs has label 1; average precision needs a positive pair."
+        )
+    return pairs
+
+
 def evaluate_pair_classification(encoder: Encoder, pairs: ScoredPairs | str | os.PathLike[str]) -> dict[str, Any]:
     """Average precision of cosine similarity on labelled pairs (``sentence1``, ``sentence2``, ``label``).
 
@@ -36,15 +53,13 @@ def evaluate_pair_classification(encoder: Encoder, pairs: ScoredPairs | str | os
         ``{"metric": "cosine_ap", "score": AP x100, "pairs": n, "positives": p}``.
 
     Raises:
-        DataFormatError: If a label of the file is not 0 or 1.
+        DataFormatError: If the file does not pass :func:`read_paraphrase_file`.
     """
-    path = None
     if not isinstance(pairs, ScoredPairs):
-        path = pairs
-        pairs = read_scored_pairs(pairs, score_column="label")
+        pairs = read_paraphrase_file(pairs)
     labels = np.asarray(pairs.scores)
     if not np.isin(labels, (0.0, 1.0)).all():
-        raise DataFormatError(f"{path or 'pairs'}: labels must be 0 or 1.")
+        raise DataFormatError("pairs: labels must be 0 or 1.")
     embeddings = encoder(pairs.sentences1 + pairs.sentences2)
     count = len(pairs.sentences1)
     score = cosine_average_precision(embeddings[:count], embeddings[count:], labels.astype(int))

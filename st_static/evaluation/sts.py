@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from st_static.data_files import ScoredPairs, read_scored_pairs
+from st_static.data_files import DataFormatError, ScoredPairs, read_scored_pairs
 from st_static.evaluation.encoders import Encoder, cosine_similarities
 
 
@@ -39,18 +39,37 @@ def spearman_cosine(embeddings1: np.ndarray, embeddings2: np.ndarray, gold_score
     return 100.0 * float(spearmanr(similarities, gold_scores).statistic)
 
 
+def read_sts_file(path: str | os.PathLike[str]) -> ScoredPairs:
+    """Read an STS file (``sentence1``, ``sentence2``, ``score``) that a Spearman correlation can score.
+
+    Raises:
+        DataFormatError: If a score is not a finite number, or the file has fewer than two pairs or one gold score
+            for every pair (the correlation is then undefined).
+    """
+    pairs = read_scored_pairs(path)
+    if len(pairs.scores) < 2:
+        raise DataFormatError(f"{path}: only one pair; a Spearman correlation needs at least two.")
+    if len(set(pairs.scores)) == 1:
+        raise DataFormatError(
+            f"{path}: every pair has the gold score {pairs.scores[0]:g}; a Spearman correlation needs two different "
+            "scores."
+        )
+    return pairs
+
+
 def evaluate_sts(encoder: Encoder, pairs: ScoredPairs | str | os.PathLike[str]) -> dict[str, Any]:
     """Embed both sides of scored pairs and correlate cosine similarity with the gold scores.
 
     Args:
         encoder: A text -> vector function (see :func:`~st_static.evaluation.encoders.model_encoder`).
-        pairs: The pairs, or the path of an STS file (``sentence1``, ``sentence2``, ``score``).
+        pairs: The pairs, or the path of an STS file (``sentence1``, ``sentence2``, ``score``; see
+            :func:`read_sts_file`).
 
     Returns:
         ``{"metric": "spearman_cosine", "score": Spearman x100, "pearson_cosine": Pearson x100, "pairs": n}``.
     """
     if not isinstance(pairs, ScoredPairs):
-        pairs = read_scored_pairs(pairs)
+        pairs = read_sts_file(pairs)
     embeddings = encoder(pairs.sentences1 + pairs.sentences2)
     embeddings1, embeddings2 = embeddings[: len(pairs.sentences1)], embeddings[len(pairs.sentences1) :]
     gold = np.asarray(pairs.scores, dtype=np.float64)

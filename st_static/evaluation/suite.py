@@ -12,11 +12,12 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from st_static.data_files import read_translation_pairs
 from st_static.errors import StStaticError
 from st_static.evaluation.encoders import Encoder
-from st_static.evaluation.pair_classification import evaluate_pair_classification
-from st_static.evaluation.sts import evaluate_sts
-from st_static.evaluation.task_files import evaluate_task_file, find_task_files, task_file_languages
+from st_static.evaluation.pair_classification import evaluate_pair_classification, read_paraphrase_file
+from st_static.evaluation.sts import evaluate_sts, read_sts_file
+from st_static.evaluation.task_files import evaluate_task_file, find_task_files, task_file_languages, task_file_texts
 from st_static.evaluation.translation import evaluate_translation_retrieval
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,24 @@ def find_tasks(
     return tasks
 
 
+_READERS: dict[str, Callable[[Path], object]] = {
+    "sts": read_sts_file,
+    "translation": read_translation_pairs,
+    "pair_classification": read_paraphrase_file,
+    "task": task_file_texts,
+}
+
+
+def check_tasks(tasks: list[EvaluationTask]) -> None:
+    """Read every task's file with the reader its evaluation uses, so that a file it would refuse fails now.
+
+    Raises:
+        st_static.data_files.DataFormatError: Naming the first file (and row) that cannot be evaluated.
+    """
+    for task in tasks:
+        _READERS[task.kind](task.path)
+
+
 def evaluate_tasks(
     encoder: Encoder, tasks: list[EvaluationTask], show_progress_bar: bool = False
 ) -> dict[str, dict[str, Any]]:
@@ -110,14 +129,16 @@ def task_evaluator(
 ) -> Callable[[Any], dict[str, dict[str, Any]]]:
     """A function scoring a model on the data files in ``data_dir`` (only tasks matching ``tasks`` globs).
 
-    Task files (``tasks/``) are scored only when ``tasks`` names them.
+    Task files (``tasks/``) are scored only when ``tasks`` names them. Every selected file is read now.
 
     Raises:
         FileNotFoundError, NoEvaluationDataError: If the folder or the tasks are missing (checked now).
+        st_static.data_files.DataFormatError: If a selected file cannot be evaluated (checked now).
     """
     from st_static.evaluation.encoders import model_encoder
 
     selected = find_tasks(data_dir, include=tasks, task_files=tasks is not None)
+    check_tasks(selected)
 
     def evaluate(model: Any) -> dict[str, dict[str, Any]]:
         return evaluate_tasks(model_encoder(model, prompt=prompt), selected)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import itertools
+import json
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -13,6 +15,14 @@ from typing import Any
 
 from st_static.errors import StStaticError
 from st_static.files import content_digest
+from st_static.model.languages import (
+    JAPANESE_LANGUAGES,
+    KANA_RANGES,
+    SPACELESS_LANGUAGES,
+    in_ranges,
+    is_spaceless_char,
+    language_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +35,8 @@ SMALL_CORPUS_SENTENCES = 10_000
 """Below this many sentences a build warns that the table will be weak (the method reads ~100k-1M)."""
 MAX_BAD_LINE_SHARE = 0.1
 """A text file with more than this share of lines that are not UTF-8 is refused rather than skimmed."""
+LANGUAGE_SAMPLE_LINES = 1000
+"""The first lines :func:`check_corpus_language` looks at."""
 
 
 class CorpusError(StStaticError, ValueError):
@@ -82,6 +94,11 @@ def iter_sentences(source: CorpusSource, text_column: str = "text") -> Iterator[
     if column_names is not None and text_column not in column_names:
         raise CorpusError(f"The dataset has no {text_column!r} column (columns: {column_names}).")
     for index, item in enumerate(source):
+        if isinstance(item, dict) and text_column not in item:
+            raise CorpusError(
+                f"Corpus item {index} has the fields {sorted(map(str, item))}, not {text_column!r}: give str items, "
+                f"or dicts (dataset rows) with a {text_column!r} field."
+            )
         text = item[text_column] if isinstance(item, dict) else item
         if not isinstance(text, str):
             raise CorpusError(f"Corpus item {index} is {type(text).__name__}, not str.")
@@ -90,9 +107,33 @@ def iter_sentences(source: CorpusSource, text_column: str = "text") -> Iterator[
             yield sentence
 
 
+def _json_records(path: Path) -> str | None:
+    """How a file that holds JSON records starts (``'a JSON array of objects with the fields [...]'``), else ``None``.
+
+    Only the first record is read: a JSON object (JSON Lines, or the first item of an array) or a string item.
+    """
+    with path.open("rb") as handle:
+        head = handle.read(1 << 16).decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
+    array = head.startswith("[")
+    body = head[1:].lstrip() if array else head
+    if not (body.startswith("{") or (array and body.startswith('"'))):
+        return None
+    try:
+        first, end = json.JSONDecoder().raw_decode(body)
+    except (ValueError, RecursionError):
+        return None
+    rest = body[end:].lstrip()
+    if isinstance(first, dict):
+        fields = sorted(map(str, first))
+        return f"{'a JSON array of' if array else 'JSON Lines:'} objects with the fields {fields}"
+    if isinstance(first, str) and array and rest.startswith((",", "]")):
+        return "a JSON array of strings"
+    return None
+
+
 def check_corpus_source(source: CorpusSource) -> None:
-    """Fail early (before loading a teacher) when a corpus path is missing, empty or UTF-16, or a corpus given in
-    memory cannot be read twice (a generator)."""
+    """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16 or JSON, or a corpus
+    given in memory cannot be read twice (a generator)."""
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.exists():
@@ -106,6 +147,13 @@ def check_corpus_source(source: CorpusSource) -> None:
         if _utf16_bom(path):
             raise CorpusError(
                 f"Corpus file {path} looks like UTF-16; convert it to UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)."
+            )
+        records = _json_records(path)
+        if records is not None:
+            raise CorpusError(
+                f"Corpus file {path} holds {records}, not plain text: a corpus file has one sentence per line. "
+                "Write the sentences one per line (e.g. with jq -r), or pass st_static.distill a list of str or a "
+                "dataset with a 'text' column."
             )
     elif isinstance(source, Iterator):
         raise CorpusError("The corpus is read more than once: give a list, a dataset or a file, not a generator.")
@@ -149,6 +197,37 @@ def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
             sentences,
         )
     return CorpusReport(sentences=sentences, skipped_lines=skipped[0])
+
+
+def check_corpus_language(source: CorpusSource, language: str, name: str = "corpus") -> None:
+    """Refuse a corpus of Chinese or Japanese text for a language written with spaces (``--languages en``).
+
+    Words are split at spaces and punctuation unless the language is written without spaces: each line of such
+    text would become one "word". Looks at the first :data:`LANGUAGE_SAMPLE_LINES` lines.
+
+    Raises:
+        CorpusError: If most letters there are Chinese/Japanese characters and ``language`` is not zh or ja; the
+            message names the language to pass.
+    """
+    if language in SPACELESS_LANGUAGES:
+        return
+    letters = spaceless = kana = lines = 0
+    for sentence in itertools.islice(iter_sentences(source), LANGUAGE_SAMPLE_LINES):
+        lines += 1
+        for char in sentence:
+            if char.isalpha():
+                letters += 1
+                spaceless += is_spaceless_char(char)
+                kana += in_ranges(char, KANA_RANGES)
+    if not letters or spaceless <= letters / 2:
+        return
+    guess = min(JAPANESE_LANGUAGES) if kana > 0.05 * spaceless else "zh"
+    raise CorpusError(
+        f"{name}: {spaceless / letters:.0%} of the letters in its first {lines:,} lines are Chinese/Japanese "
+        f"characters, written without spaces, but the language is {language} ({language_name(language)}), whose "
+        f"words are split at spaces: each line would become one word. It looks like {language_name(guess)} "
+        f"text: pass --languages {guess}."
+    )
 
 
 def corpus_digest(source: CorpusSource) -> str:

@@ -36,7 +36,14 @@ from sentence_transformers.base.modules import Normalize
 from tokenizers import Tokenizer
 
 from st_static.distributed import process_device, process_rank
-from st_static.extraction.corpus import CorpusError, CorpusSource, check_corpus, corpus_name, iter_sentences
+from st_static.extraction.corpus import (
+    CorpusError,
+    CorpusSource,
+    check_corpus,
+    check_corpus_language,
+    corpus_name,
+    iter_sentences,
+)
 from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.selection import select_sentences
 from st_static.extraction.vocabulary import (
@@ -53,8 +60,14 @@ from st_static.model.save_load import holds_st_static_output, load_model, save_m
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import build_word_tokenizer
 from st_static.reduction.pca import PCATransform, fit_pca, removed_components_for
-from st_static.settings import ExtractionSettings, ReductionSettings
-from st_static.teachers import load_teacher, load_teacher_tokenizer, resolve_teacher, teacher_record
+from st_static.settings import ExtractionSettings, ReductionSettings, SettingsError
+from st_static.teachers import (
+    load_teacher,
+    load_teacher_tokenizer,
+    resolve_teacher,
+    teacher_max_seq_length,
+    teacher_record,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +116,32 @@ class ExtractionStage:
 def peak_memory_mib() -> float:
     """Peak resident memory of this process so far, in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def check_prompt_length(settings: ExtractionSettings, teacher_tokenizer: Tokenizer) -> None:
+    """Refuse a prompt that leaves the teacher less than half of its ``max_seq_length`` for the sentence.
+
+    The teacher reads ``prompt + sentence`` cut at its ``max_seq_length``: a long prompt leaves too little of each
+    sentence (or nothing), and the words cut off get no vectors. Checked only when the teacher's folder gives its
+    length (:func:`~st_static.teachers.teacher_max_seq_length`).
+
+    Raises:
+        SettingsError: Saying how many tokens the prompt takes and the teacher's length.
+    """
+    limit = teacher_max_seq_length(settings.teacher)
+    if not settings.prompt or limit is None:
+        return
+    tokenizer = Tokenizer.from_str(teacher_tokenizer.to_str())  # a copy without the file's padding and truncation
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    special = len(tokenizer.encode("").ids)  # [CLS] and [SEP], or <s> and </s>
+    prompt_tokens = len(tokenizer.encode(settings.prompt, add_special_tokens=False).ids)
+    left = limit - special - prompt_tokens
+    if left < limit / 2:
+        raise SettingsError(
+            f"--prompt takes {prompt_tokens} of the teacher's {limit} tokens per text (its max_seq_length), leaving "
+            f"{max(left, 0)} for the sentence; a prompt may take at most half. Use a shorter prompt."
+        )
 
 
 def build_vocabulary_from_corpus(
@@ -167,7 +206,10 @@ def run_extraction(
     corpus_inputs = [corpus] if isinstance(corpus, str | os.PathLike) else []
     check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
     check_corpus(corpus)
+    if vocabulary is None:  # the corpus is in languages[0]
+        check_corpus_language(corpus, languages[0], corpus_name(corpus))
     teacher_tokenizer = load_teacher_tokenizer(settings.teacher)
+    check_prompt_length(settings, teacher_tokenizer)
     rank, world_size = process_rank()
     partial = output.with_name(output.name + ".partial")
     with folder_lock(partial) if rank == 0 else contextlib.nullcontext():

@@ -11,6 +11,8 @@ the folder. What is refused, and why:
   :data:`MAX_TABLE_MAGNITUDE` (such values are finite but overflow when a text's rows are summed);
 * a model2vec-layout table (``embeddings`` + ``mapping`` + ``weights``) whose mapping points outside it;
 * an ``st_static_config.json`` that is not a JSON object, or whose ``metadata`` or ``files`` entries are malformed;
+* a ``modules.json`` that is not a list of modules with a ``type`` and a relative ``path``, or that names a class
+  outside sentence-transformers and st-static (loading it would import and run that class's code);
 * a ``tokenizer.json`` or ``model.safetensors`` whose sha256 differs from the one recorded in
   ``st_static_config.json`` at save time (``"files": {name: sha256}``). Folders saved before the hashes were
   recorded have no ``files`` entry and load unchecked. The hashes catch edits (two token ids swapped makes two
@@ -22,8 +24,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Collection, Iterable, Mapping
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import torch
@@ -124,6 +126,33 @@ def config_problem(config: object) -> str | None:
 def _json_type(value: object) -> str:
     names = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", dict: "object"}
     return names.get(type(value), type(value).__name__)
+
+
+# ------------------------------------------------------------------------------------------------ modules.json
+SENTENCE_TRANSFORMERS_PREFIX = "sentence_transformers."
+
+
+def modules_problem(modules: object, st_static_types: Collection[str]) -> str | None:
+    """What is wrong with a parsed ``modules.json``, or ``None``.
+
+    Every entry must name a sentence-transformers class (``sentence_transformers.*``) or one of
+    ``st_static_types`` and a relative ``path`` inside the folder.
+    """
+    if not isinstance(modules, list) or not modules:
+        return f"it is {_describe(modules)}, not a list of modules"
+    for index, module in enumerate(modules):
+        if not isinstance(module, dict) or not isinstance(module.get("type"), str):
+            return f"its entry {index} is {_describe(module)}, not a module with a type"
+        kind, path = module["type"], module.get("path")
+        if not kind.startswith(SENTENCE_TRANSFORMERS_PREFIX) and kind not in st_static_types:
+            return (
+                f"its entry {index} names the class {kind!r}, which is neither a sentence-transformers nor an "
+                "st-static module (st-static never loads other classes: that would run their code)"
+            )
+        windows_path = PureWindowsPath(path) if isinstance(path, str) else None
+        if windows_path is None or windows_path.anchor or ".." in windows_path.parts or "\0" in path:
+            return f"its entry {index} has the path {path!r}, not a relative path inside the folder"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ file hashes

@@ -18,7 +18,7 @@ from torch import nn
 
 from st_static.files import staged_folder
 from st_static.model.metadata import ModelMetadata
-from st_static.model.saved_files import TOKENIZER_FILE_NAME
+from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, read_modules
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
 from st_static.teachers import is_repo_id
@@ -151,7 +151,7 @@ def load_model(
     hub_kwargs = {
         key: kwargs[key] for key in ("revision", "token", "cache_folder", "local_files_only") if key in kwargs
     }
-    module = StaticWordAverage.load(name, **hub_kwargs)
+    module = check_model_folder(name, **hub_kwargs)
     # st-static's own modules (e.g. the ensemble's BlockNormalize) are resolved to the installed classes by
     # their exact modules.json type; trust_remote_code stays off for everything else.
     load_with_classes = getattr(SentenceTransformer, "_load_with_module_classes", None)
@@ -166,6 +166,30 @@ def load_model(
         _drop_column_scale_module(model, module.folded_column_scale, name)
     attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     return model
+
+
+def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
+    """Check every file of the model folder (or Hub repo) ``name`` that :func:`load_model` reads; return its module.
+
+    The checks of :meth:`StaticWordAverage.load`, plus ``modules.json``: present, and naming only
+    sentence-transformers and st-static classes (:func:`st_static_module_classes`).
+
+    Args:
+        name: A local folder or a Hub repo id.
+        **hub_kwargs: ``revision``, ``token``, ``cache_folder``, ``local_files_only``.
+
+    Raises:
+        ModelFolderError: Naming the folder, the file and the problem.
+    """
+    module = StaticWordAverage.load(name, **hub_kwargs)
+    modules_path = StaticWordAverage.load_file_path(name, filename=MODULES_FILE_NAME, **hub_kwargs)
+    if modules_path is None:
+        raise ModelFolderError(
+            f"{name}: {MODULES_FILE_NAME} is missing, so this is not a complete model (an interrupted save?); "
+            "re-save it with st_static.save_model."
+        )
+    read_modules(name, modules_path, st_static_module_classes())
+    return module
 
 
 def st_static_module_classes() -> dict[str, type[nn.Module]]:

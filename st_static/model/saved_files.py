@@ -1,12 +1,15 @@
 """The files of a saved model folder: their names, and reading each with the checks of :mod:`.folder_checks`.
 
 ``tokenizer.json`` (its structure checked before the Rust side compiles it), ``st_static_config.json`` (a JSON
-object with a dict ``metadata``) and ``model.safetensors`` (never a pickle; model2vec layouts folded).
+object with a dict ``metadata``), ``model.safetensors`` (never a pickle; model2vec layouts folded) and
+``modules.json`` (sentence-transformers and st-static classes only).
 """
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from st_static.errors import ModelFolderError
 from st_static.model.folder_checks import (
     config_problem,
     model2vec_layout_problem,
+    modules_problem,
     table_problem,
     tokenizer_structure_problem,
 )
@@ -28,18 +32,51 @@ from st_static.model.metadata import ModelMetadata
 CONFIG_FILE_NAME = "st_static_config.json"
 WEIGHTS_FILE_NAME = "model.safetensors"
 TOKENIZER_FILE_NAME = "tokenizer.json"
+MODULES_FILE_NAME = "modules.json"
 FORMAT_VERSION = 1
 # Files whose sha256 a save records in the config's "files" entry and a load verifies.
 HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
 
 
+def read_text(name: str, path: str, file_name: str) -> str:
+    """The text of ``path`` (``file_name`` of the model ``name``), which must be UTF-8."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ModelFolderError(f"{name}: {file_name} is corrupt ({error}).") from error
+
+
+def parse_json(name: str, text: str, file_name: str) -> Any:
+    """Parse ``text``, the content of ``file_name`` of the model ``name``.
+
+    Raises:
+        ModelFolderError: If it is not JSON, or JSON Python refuses to parse: nested deeper than the interpreter's
+            recursion limit, or holding an integer of more than 4,300 digits.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError as error:
+        raise ModelFolderError(f"{name}: {file_name} is corrupt (its JSON is nested too deeply to parse).") from error
+    except ValueError as error:  # JSONDecodeError, or an integer of more digits than Python converts
+        reason: object = error
+        if "integer string conversion" in str(error):
+            reason = f"it holds an integer of over {sys.get_int_max_str_digits():,} digits"
+        raise ModelFolderError(f"{name}: {file_name} is corrupt ({reason}).") from error
+
+
+def read_json_file(name: str, path: str, file_name: str) -> Any:
+    """Parse the UTF-8 JSON file ``path`` (``file_name`` of the model ``name``); see :func:`parse_json`."""
+    return parse_json(name, read_text(name, path, file_name), file_name)
+
+
 def read_tokenizer(name: str, path: str) -> Tokenizer:
     """Parse ``tokenizer.json``, refusing any structure but the word tokenizer's before the Rust side compiles it."""
+    text = read_text(name, path, TOKENIZER_FILE_NAME)
+    state = parse_json(name, text, TOKENIZER_FILE_NAME)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        problem = tokenizer_structure_problem(json.loads(text))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt ({error}).") from error
+        problem = tokenizer_structure_problem(state)
+    except RecursionError as error:  # parsed, but too deep to describe
+        raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is corrupt (its JSON is nested too deeply).") from error
     if problem is not None:
         raise ModelFolderError(
             f"{name}: Not a st-static word tokenizer: {problem}. Only {TOKENIZER_FILE_NAME} files written by "
@@ -62,10 +99,7 @@ def saved_by_sentence_transformers(path: str) -> bool:
 
 def read_config(name: str, path: str) -> dict[str, Any]:
     """Parse ``st_static_config.json``, check its shape and parse its metadata (:meth:`.ModelMetadata.from_dict`)."""
-    try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is corrupt ({error}).") from error
+    config = read_json_file(name, path, CONFIG_FILE_NAME)
     problem = config_problem(config)
     if problem is not None:
         raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
@@ -98,3 +132,12 @@ def read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]
         if problem is not None:
             raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} holds a table st-static refuses: {problem}.")
     return table, column_scale
+
+
+def read_modules(name: str, path: str, st_static_types: Collection[str]) -> list[dict[str, Any]]:
+    """Parse ``modules.json`` and check that it names only sentence-transformers classes and ``st_static_types``."""
+    modules = read_json_file(name, path, MODULES_FILE_NAME)
+    problem = modules_problem(modules, st_static_types)
+    if problem is not None:
+        raise ModelFolderError(f"{name}: {MODULES_FILE_NAME}: {problem}.")
+    return modules

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from st_static.data_files import DataFormatError
+from st_static.data_files import DataFormatError, unreadable_row
 from st_static.errors import StStaticError
 from st_static.model.languages import LANGUAGE_NAMES
 
@@ -60,6 +60,8 @@ def _header(path: Path) -> list[str]:
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             return next(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), [])
+    except csv.Error as error:
+        raise unreadable_row(path, 1, error, TaskFileError) from error
     except UnicodeDecodeError as error:
         raise TaskFileError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}).") from error
 
@@ -181,6 +183,8 @@ def _read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, list[str
                         f"{path}:{line_number}: expected {len(header)} tab-separated fields, got {len(row)}."
                     )
                 rows.append((line_number, [row[index] for index in indices]))
+    except csv.Error as error:
+        raise unreadable_row(path, reader.line_num, error, TaskFileError) from error
     except UnicodeDecodeError as error:
         raise TaskFileError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}).") from error
     if not rows:
@@ -226,6 +230,25 @@ def read_labelled_texts(path: str | os.PathLike[str], with_split: bool) -> Label
     elif len(set(data.labels)) < 2:
         raise TaskFileError(f"{path}: clustering needs at least two labels, the file has {len(set(data.labels))}.")
     return data
+
+
+def read_labelled_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str, int]]:
+    """Read a pair-classification file: ``(sentence1, sentence2, label)`` with labels 0/1, at least one 1.
+
+    Raises:
+        TaskFileError: If a column is missing, a label is not 0 or 1, or no pair has label 1 (average precision
+            is then undefined).
+    """
+    path = Path(path)
+    rows = _read_rows(path, _COLUMNS[PAIR_CLASSIFICATION])
+    bad = next(((line, values[2]) for line, values in rows if values[2] not in ("0", "1")), None)
+    if bad is not None:
+        raise TaskFileError(f"{path}:{bad[0]}: label {bad[1]!r} is not 0 or 1.")
+    if all(values[2] == "0" for _, values in rows):
+        raise TaskFileError(
+            f"{path}: none of the {len(rows)} pairs has label 1; average precision needs a positive pair."
+        )
+    return [(values[0], values[1], int(values[2])) for _, values in rows]
 
 
 @dataclass(frozen=True)
@@ -292,7 +315,7 @@ def task_file_texts(task: TaskFile | str | os.PathLike[str]) -> list[str]:
         data = read_retrieval_folder(task.path)
         texts = [*data.corpus.values(), *data.queries.values()]
     elif task.type == PAIR_CLASSIFICATION:
-        texts = [text for _, values in _read_rows(task.path, _COLUMNS[PAIR_CLASSIFICATION]) for text in values[:2]]
+        texts = [text for first, second, _ in read_labelled_pairs(task.path) for text in (first, second)]
     else:
         texts = read_labelled_texts(task.path, with_split=task.type == CLASSIFICATION).texts
     return list(dict.fromkeys(variant for text in texts for variant in (text, text.strip())))

@@ -10,15 +10,13 @@ import numpy as np
 
 from st_static.evaluation.encoders import Encoder
 from st_static.evaluation.task_files.formats import (
-    _COLUMNS,
     CLASSIFICATION,
     CLUSTERING,
     MAIN_METRICS,
     PAIR_CLASSIFICATION,
     RETRIEVAL,
     TaskFile,
-    TaskFileError,
-    _read_rows,
+    read_labelled_pairs,
     read_labelled_texts,
     read_retrieval_folder,
     task_file,
@@ -154,14 +152,11 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
             def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
                 if self.data_loaded:
                     return
-                rows = _read_rows(source.path, _COLUMNS[PAIR_CLASSIFICATION])
-                bad = next(((line, values[2]) for line, values in rows if values[2] not in ("0", "1")), None)
-                if bad is not None:
-                    raise TaskFileError(f"{source.path}:{bad[0]}: label {bad[1]!r} is not 0 or 1.")
+                pairs = read_labelled_pairs(source.path)
                 columns = {
-                    "sentence1": [[values[0] for _, values in rows]],  # one row holding every pair (mteb's v1 shape)
-                    "sentence2": [[values[1] for _, values in rows]],
-                    "labels": [[int(values[2]) for _, values in rows]],
+                    "sentence1": [[first for first, _, _ in pairs]],  # one row holding every pair (mteb's v1 shape)
+                    "sentence2": [[second for _, second, _ in pairs]],
+                    "labels": [[label for _, _, label in pairs]],
                 }
                 self.dataset = DatasetDict({"test": Dataset.from_dict(columns)})
                 self.data_loaded = True
