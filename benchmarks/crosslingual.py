@@ -108,7 +108,7 @@ def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: s
         before[foreign],
         labels=("en", other),
         after=(after[english], after[foreign]),
-        removed_components=reduced.metadata.get("pca", {}).get("removed_components"),
+        removed_components=reduced.metadata.pca.removed_components if reduced.metadata.pca else None,
     )
     figure.savefig(path, dpi=120)
     return {
@@ -134,7 +134,7 @@ def main() -> None:
 
     extraction = ExtractionStage.open(find_stage(args.work_dir, "extraction"))
     raw_model = load_model(extraction.model_path)
-    languages = args.languages.split(",") if args.languages else raw_model[0].metadata["languages"]
+    languages = args.languages.split(",") if args.languages else raw_model[0].metadata.languages
     tasks = tasks_for(args.data, languages)
     rows: dict[str, dict[str, float]] = {}
     if args.teacher:

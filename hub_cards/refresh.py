@@ -66,15 +66,6 @@ class CardSpec:
     removed: int | None = None
     """ABTT depth when it differs from the paper's floor(d / 100) (passed as --removed-components)."""
 
-    @property
-    def removed_components(self) -> int:
-        return self.removed if self.removed is not None else self.teacher_dim // 100
-
-    @property
-    def stages(self) -> list[str]:
-        completion = ["completion"] if self.parallel and {"ja", "zh"} & set(self.languages) else []
-        return ["extraction", *completion, "pca", "contrastive" if self.parallel else "distillation"]
-
     def commands(self, models_dir: str) -> str:
         """The commands that build and evaluate the model (run from the repository root)."""
         out = f"{models_dir}/{self.name}"
@@ -94,24 +85,6 @@ class CardSpec:
         # No --tasks: the dev and test sets and the task files of the model's languages (STS and task-type scores).
         evaluate = ["st-static", "evaluate", out, "--data", DATA, "--json", f"{out}/evaluation.json"]
         return "\n".join([*prepare, shlex.join(build), shlex.join(evaluate)])
-
-    def metadata(self) -> dict[str, object]:
-        """The metadata the build is planned to record (DEVELOPING.md keys)."""
-        metadata: dict[str, object] = {
-            "teacher": self.teacher,
-            "teacher_dim": self.teacher_dim,
-            "languages": list(self.languages),
-            "stages": self.stages,
-            "pca": {"level": "sentence", "removed_components": self.removed_components, "dim": self.dim},
-            "training": {"loss": "BilingualContrastiveLoss" if self.parallel else "SimilarityDistillationLoss"},
-        }
-        if self.corpus:
-            metadata["corpus"] = self.corpus.format(models="models")
-        if self.parallel:
-            metadata["parallel"] = list(self.parallel)
-        if self.prompt:
-            metadata["prompt"] = self.prompt
-        return metadata
 
 
 def english(

@@ -117,8 +117,8 @@ def test_crosslingual_build_shares_one_table(teacher, tmp_path):
     settings = tiny_settings(teacher, parallel=[str(parallel)], languages=["en", "de"])
     result = build(settings, tmp_path / "model")
     module = result.model[0]
-    assert module.metadata["languages"] == ["en", "de"]
-    assert module.metadata["stages"] == ["extraction", "pca", "contrastive"]
+    assert module.metadata.languages == ["en", "de"]
+    assert module.metadata.stages == ["extraction", "pca", "contrastive"]
     assert {"katze", "cat", "die", "the"} <= set(module.vocabulary)
     assert not module.lowercase  # German keeps its case; English words are lowercase with case variants
     assert (
@@ -151,7 +151,7 @@ def test_crosslingual_build_with_chinese_adds_the_teachers_tokens_and_distils(tm
     result = build(settings, tmp_path / "model")
 
     module = result.model[0]
-    assert module.metadata["stages"] == ["extraction", "completion", "pca", "contrastive"]
+    assert module.metadata.stages == ["extraction", "completion", "pca", "contrastive"]
     assert set(CJK_WORDS) | set(HAN_CHARACTERS) <= set(module.vocabulary)
     assert module.tokenizer.encode(CJK_WORDS[0]).tokens == [CJK_WORDS[0]]
     assert "completion" in result.seconds

@@ -88,7 +88,7 @@ def test_missing_tokens_are_added_through_the_fitted_map(cjk_teacher: SentenceTr
     assert cosine.min() > 0.99
     # A run of Han characters now segments into the added multi-character token.
     assert completed.tokenizer.encode(CJK_WORDS[0] + HAN_CHARACTERS[0]).tokens[0] == CJK_WORDS[0]
-    assert completed.metadata["stages"][-1] == "completion"
+    assert completed.metadata.stages[-1] == "completion"
     # Kana tokens are Japanese only: a Chinese table does not get them.
     assert not set(KANA_WORDS) & set(completed.vocabulary)
 

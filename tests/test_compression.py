@@ -34,6 +34,7 @@ from st_static.compression import (
     union_vocabulary,
 )
 from st_static.hub.bare_load import BARE_LOAD_SCRIPT
+from st_static.model.metadata import PruningRecord
 from st_static.model.save_load import load_model, save_model
 
 from .conftest import WORDS, teacher_like_tokenizer
@@ -122,7 +123,7 @@ def test_each_format_saves_smaller_and_reloads_within_its_error(larger_model, st
     module = StaticWordAverage.load(str(tmp_path / storage))
     expected = quantize_table(larger_model[0].word_vectors.detach(), storage).dequantize()
     torch.testing.assert_close(module.word_vectors.detach(), expected, atol=1e-6, rtol=1e-5)
-    assert module.metadata["quantization"] == storage
+    assert module.metadata.quantization == storage
 
 
 def test_compressed_and_pruned_folders_load_without_st_static(larger_model, tmp_path):
@@ -206,7 +207,7 @@ def test_pruning_keeps_the_first_rows_and_falls_back_by_prefix(word_model, tmp_p
     rows = [WORDS.index(word) for word in WORDS[:6]]
     np.testing.assert_array_equal(module.word_vectors.detach().numpy(), word_model[0].word_vectors.detach()[rows])
     assert word_rows(module, "tokenise tokeniser hello The CAT") == ["token", "token", "the", "cat"]
-    assert module.metadata["pruning"] == {"kept_words": 6, "original_words": len(WORDS), "ranked_by": "row order"}
+    assert module.metadata.pruning == PruningRecord(kept_words=6, original_words=len(WORDS), ranked_by="row order")
     save_model(pruned, tmp_path / "pruned")
     assert folder_size(tmp_path / "pruned") < folder_size(save_model(word_model, tmp_path / "full"))
     np.testing.assert_allclose(
@@ -228,15 +229,15 @@ def test_pruning_keeps_the_first_rows_and_falls_back_by_prefix(word_model, tmp_p
 def test_pruning_by_explicit_frequencies(word_model, frequencies, kept):
     pruned = prune_vocabulary(word_model, 4, frequencies)
     assert pruned[0].vocabulary == kept
-    assert pruned[0].metadata["pruning"]["ranked_by"] == "frequencies"
+    assert pruned[0].metadata.pruning.ranked_by == "frequencies"
 
 
 def test_pruning_reads_word_counts_from_metadata(word_model):
-    word_model[0].metadata["word_counts"] = list(range(len(WORDS)))  # the last word is the most frequent
+    word_model[0].metadata.word_counts = list(range(len(WORDS)))  # the last word is the most frequent
     pruned = prune_vocabulary(word_model, 3)
     assert pruned[0].vocabulary == WORDS[::-1][:3]
-    assert pruned[0].metadata["word_counts"] == [13, 12, 11]
-    assert pruned[0].metadata["pruning"]["ranked_by"] == "word_counts"
+    assert pruned[0].metadata.word_counts == [13, 12, 11]
+    assert pruned[0].metadata.pruning.ranked_by == "word_counts"
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True])
@@ -299,7 +300,7 @@ def test_ensemble_is_one_table_over_the_union_vocabulary(members):
     assert len(rows) == 6  # one row of the concatenated table per word
     lion = module.word_vectors[module.vocabulary.index("lion")].detach()
     assert lion[:8].abs().max() == 0  # A does not know lion, nor any prefix of it
-    assert module.metadata["ensemble"]["block_dims"] == [8, 5]
+    assert module.metadata.ensemble.block_dims == [8, 5]
 
 
 def test_ensemble_needs_st_static_to_load(members, tmp_path):
@@ -373,7 +374,7 @@ def test_cli_compress_prunes_and_quantises(word_model, tmp_path):
     assert "bare SentenceTransformer" in result.output
     module = StaticWordAverage.load(str(tmp_path / "out"))
     assert module.vocabulary == WORDS[:6]
-    assert module.metadata["quantization"] == "int8-row"
+    assert module.metadata.quantization == "int8-row"
 
 
 def test_cli_compress_builds_an_ensemble(members, tmp_path):
@@ -405,7 +406,7 @@ def test_folded_ensemble_scales_blocks_to_their_weights_and_loads_bare(members, 
     for block, weight in enumerate([2 / 3, 1 / 3]):
         known = norms[:, block] > 0
         assert norms[known, block].mean() == pytest.approx(weight**0.5, rel=1e-5)
-    assert folded[0].metadata["ensemble"]["folded"]["texts"] == len(texts)
+    assert folded[0].metadata.ensemble.folded.texts == len(texts)
     save_model(folded, tmp_path / "folded")
     bare = SentenceTransformer(str(tmp_path / "folded"), device="cpu")
     assert np.allclose(bare.encode(texts), load_model(tmp_path / "folded").encode(texts), atol=1e-6)
@@ -431,7 +432,7 @@ def test_cli_compress_folds_an_ensemble_for_a_bare_load(members, tmp_path):
     assert "bare SentenceTransformer" in result.output
     modules = json.loads((tmp_path / "out" / "modules.json").read_text())
     assert [module["type"].rsplit(".", 1)[-1] for module in modules] == ["StaticEmbedding", "Normalize"]
-    assert load_model(tmp_path / "out")[0].metadata["ensemble"]["folded"]["texts"] == 3
+    assert load_model(tmp_path / "out")[0].metadata.ensemble.folded.texts == 3
     one = CliRunner().invoke(app, ["compress", models[0], "-o", str(tmp_path / "one"), "--fold-norms", str(corpus)])
     assert one.exit_code == 1
     assert "--fold-norms only applies to an ensemble" in one.output
@@ -461,7 +462,7 @@ def test_fast_path_refuses_models_with_modules_it_would_skip(word_model):
 def test_a_folded_ensembles_card_names_both_teachers_and_a_bare_load(members, tmp_path):
     teachers = ["sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"]
     for member, teacher in zip(members, teachers, strict=True):
-        member[0].metadata.update({"teacher": teacher, "languages": ["en"], "corpus": "en.txt"})
+        member[0].metadata.teacher, member[0].metadata.languages, member[0].metadata.corpus = teacher, ["en"], "en.txt"
     texts = [text for pair in PAIRS for text in pair]
     save_model(fold_block_normalization(ensemble(members), texts), tmp_path / "folded")
     card = (tmp_path / "folded" / "README.md").read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ def test_distill_from_a_list_returns_a_model_and_writes_nothing(teacher, tmp_pat
     model = st_static.distill(str(teacher), TINY_CORPUS * 3, **TINY)
     assert isinstance(model, SentenceTransformer)
     assert model.encode(["the cat sat"]).shape == (1, 8)
-    assert model[0].metadata["corpus"] == "36 sentences given in memory"
+    assert model[0].metadata.corpus == "36 sentences given in memory"
     assert list(tmp_path.iterdir()) == []
     model.save_pretrained(str(tmp_path / "saved"))
     reloaded = SentenceTransformer(str(tmp_path / "saved"), device="cpu")
@@ -52,7 +52,7 @@ def test_distill_from_a_file_a_dataset_and_a_loaded_teacher_agree(teacher, tmp_p
     )
     texts = ["the cat sat on the mat", "a red dog"]
     np.testing.assert_allclose(from_file.encode(texts), from_dataset.encode(texts), atol=1e-5)
-    assert from_file[0].metadata["corpus"] == "corpus.txt"
+    assert from_file[0].metadata.corpus == "corpus.txt"
 
 
 def test_a_work_dir_makes_a_second_call_reuse_the_stages(teacher, tmp_path, monkeypatch):

@@ -300,8 +300,8 @@ def test_reduced_table_gives_the_transformed_sentence_mean(tiny_teacher, corpus_
     texts = ["the cat sat on the mat", "a red dog"]
     expected = transform.apply(st_static.encode(raw, texts, normalize=False))
     np.testing.assert_allclose(st_static.encode(reduced, texts, normalize=False), expected, atol=1e-5)
-    assert reduced[0].metadata["stages"] == ["extraction", "pca"]
-    assert reduced[0].metadata["pca"] == {"level": "sentence", "removed_components": 1, "dim": 8}
+    assert reduced[0].metadata.stages == ["extraction", "pca"]
+    assert reduced[0].metadata.pca.to_dict() == {"level": "sentence", "removed_components": 1, "dim": 8}
 
 
 def test_extraction_stage_writes_model_targets_and_stats(tiny_teacher, corpus_file, tmp_path):

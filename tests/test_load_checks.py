@@ -101,7 +101,7 @@ def test_edited_metadata_keeps_the_folder_loadable(folder):
     config = read_json(folder / "st_static_config.json")
     config["metadata"]["teacher"] = "org/teacher"
     write_json(folder / "st_static_config.json", config)
-    assert StaticWordAverage.load(str(folder)).metadata["teacher"] == "org/teacher"
+    assert StaticWordAverage.load(str(folder)).metadata.teacher == "org/teacher"
 
 
 @pytest.mark.parametrize("files", [["x"], {"tokenizer.json": 5}, {"tokenizer.json": "not-a-sha256"}])

@@ -87,7 +87,7 @@ def test_a_fine_tuned_model_saved_in_place_stays_a_whole_st_static_folder(word_m
         np.testing.assert_allclose(load_model(copy).encode(texts), expected, atol=1e-6)
         np.testing.assert_allclose(SentenceTransformer(str(copy), device="cpu").encode(texts), expected, atol=1e-6)
         np.testing.assert_allclose(model2vec.StaticModel.from_pretrained(copy).encode(texts), expected, atol=1e-6)
-    assert load_model(folder)[0].metadata["teacher"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert load_model(folder)[0].metadata.teacher == "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def test_saving_a_bare_loaded_model_in_place_keeps_its_metadata(word_model, tmp_path):
@@ -97,7 +97,7 @@ def test_saving_a_bare_loaded_model_in_place_keeps_its_metadata(word_model, tmp_
     folder = save_model(word_model, tmp_path / "model")
     bare = SentenceTransformer(str(folder), device="cpu")
     save_model(bare, folder)
-    assert load_model(folder)[0].metadata["stages"] == ["extraction"]
+    assert load_model(folder)[0].metadata.stages == ["extraction"]
     assert not isinstance(bare[0], StaticWordAverage)  # the model itself is left as it was
     texts = ["the cat sat on the mat", "hello world"]
     np.testing.assert_allclose(model2vec.StaticModel.from_pretrained(folder).encode(texts), bare.encode(texts), 1e-6)

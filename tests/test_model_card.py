@@ -105,9 +105,9 @@ def test_card_keeps_sentence_transformers_sections(described_model, tmp_path):
 def test_card_is_regenerated_on_save(described_model, tmp_path):
     first = save_with_evaluation(described_model, tmp_path / "model", evaluation=None)
     module = described_model[0]
-    module.metadata["teacher"] = "intfloat/multilingual-e5-small"
-    module.metadata["languages"] = ["en", "de"]
-    module.metadata["stages"] = ["extraction", "pca", "contrastive"]
+    module.metadata.teacher = "intfloat/multilingual-e5-small"
+    module.metadata.languages = ["en", "de"]
+    module.metadata.stages = ["extraction", "pca", "contrastive"]
     with torch.no_grad():
         module.embedding.weight.mul_(2.0)
     second = save_with_evaluation(described_model, tmp_path / "model", evaluation=None)
@@ -134,7 +134,7 @@ def test_loaded_model_regenerates_its_card_instead_of_copying_it(described_model
     save_model(described_model, tmp_path / "model")
     loaded = load_model(tmp_path / "model")
     assert isinstance(loaded.model_card_data, StaticModelCardData)
-    loaded[0].metadata["teacher"] = "sentence-transformers/all-mpnet-base-v2"
+    loaded[0].metadata.teacher = "sentence-transformers/all-mpnet-base-v2"
     loaded.save_pretrained(str(tmp_path / "model"))
     card = (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
     assert card_yaml(card)["base_model"] == "sentence-transformers/all-mpnet-base-v2"
@@ -224,7 +224,7 @@ def test_preview_card_marks_unmeasured_numbers(described_model):
     described_model.model_card_data.preview = True
     described_model.model_card_data.evaluation = planned
     described_model.model_card_data.generate_widget_examples = False
-    described_model[0].metadata["vocab_size"] = 150000
+    described_model[0].metadata.vocab_size = 150000
     card = render_model_card(described_model)
     assert "**Preview.**" in card
     assert "150,000 (target) words" in card and "num_words=TBD" in card
@@ -317,9 +317,10 @@ def test_speed_needs_texts(word_model):
 
 
 def test_licence_notes_name_every_training_file_and_never_guess_from_its_name():
+    from st_static.model.metadata import ModelMetadata
     from st_static.model_card.facts import TeacherInfo, license_facts
 
-    metadata = {"corpus": "en.txt, en-ja.tsv", "extra_pairs": ["en-ja-jmdict.tsv"]}
+    metadata = ModelMetadata(corpus="en.txt, en-ja.tsv", extra_pairs=["en-ja-jmdict.tsv"])
     teacher = TeacherInfo("multilingual-e5-small", "intfloat/multilingual-e5-small", "mit")
     license_, _, notes = license_facts(metadata, teacher)
     assert license_ == "mit"
@@ -328,7 +329,7 @@ def test_licence_notes_name_every_training_file_and_never_guess_from_its_name():
         "`en-ja.tsv`: licence not recorded, check it.",
         "`en-ja-jmdict.tsv`: licence not recorded, check it.",
     ]
-    described = {**metadata, "data_license": "JMdict (CC BY-SA 4.0) and GPL-2+ catalogues"}
+    described = metadata.updated(data_license="JMdict (CC BY-SA 4.0) and GPL-2+ catalogues")
     _, _, notes = license_facts(described, teacher)
     assert notes[0] == "`en.txt`, `en-ja.tsv`, `en-ja-jmdict.tsv`: JMdict (CC BY-SA 4.0) and GPL-2+ catalogues"
     assert "copyleft" in notes[-1]
@@ -363,7 +364,7 @@ def test_card_lists_the_task_type_scores_with_their_means(described_model, tmp_p
 
 
 def test_a_table_from_a_gemma_teacher_carries_the_gemma_terms(described_model, tmp_path):
-    described_model[0].metadata["teacher"] = "google/embeddinggemma-300m"
+    described_model[0].metadata.teacher = "google/embeddinggemma-300m"
     card = save_with_evaluation(described_model, tmp_path / "model")
     assert "license: gemma" in card
     assert "Gemma Terms of Use found at https://ai.google.dev/gemma/terms" in card

@@ -101,7 +101,7 @@ def test_a_new_loss_joins_the_build_by_registering_and_naming_it(tmp_path):
         del LOSSES["mean-cosine"]
     history = json.loads((result.output / "training" / "training_history.json").read_text())
     assert history["settings"]["loss"] == "MeanCosineLoss"
-    assert result.model[0].metadata["training"]["loss"] == "MeanCosineLoss"
+    assert result.model[0].metadata.training.loss == "MeanCosineLoss"
 
 
 def test_an_unknown_loss_is_a_clear_error(tmp_path):

@@ -87,9 +87,9 @@ def test_distillation_lowers_the_validation_loss_and_writes_its_record(tmp_path)
     assert result.model is model and not torch.equal(model[0].word_vectors, initial)
 
     metadata = model[0].metadata
-    assert metadata["stages"] == ["distillation"]
-    assert metadata["training"]["loss"] == "SimilarityDistillationLoss"
-    assert metadata["training"]["best_validation_loss"] == pytest.approx(result.best_validation_loss)
+    assert metadata.stages == ["distillation"]
+    assert metadata.training.loss == "SimilarityDistillationLoss"
+    assert metadata.training.best_validation_loss == pytest.approx(result.best_validation_loss)
     assert model[0].embedding.sparse is False  # switched back after training
 
     record = json.loads((tmp_path / "record" / HISTORY_FILE_NAME).read_text())
@@ -235,8 +235,8 @@ def test_translation_refinement_sums_the_language_pairs(tmp_path):
         assert set(record.components) == {"en-de", "en-fr"}
         assert record.loss == pytest.approx(sum(record.components.values()))
     assert result.history[-1].loss < result.history[0].loss * 0.9
-    assert model[0].metadata["stages"] == ["contrastive"]
-    assert model[0].metadata["training"]["loss"] == "BilingualContrastiveLoss"
+    assert model[0].metadata.stages == ["contrastive"]
+    assert model[0].metadata.training.loss == "BilingualContrastiveLoss"
 
 
 def test_translation_refinement_with_distillation_in_turn(tmp_path):
@@ -330,7 +330,7 @@ def test_refinement_rejects_bad_input():
         refine_by_translation(model, {"en-de": [("a", "b")] * 100}, batch_size=16, validation_size=16)
     with pytest.raises(TypeError, match=r"\(str, str\) pair"):
         refine_by_translation(model, {("en", "de"): [("a", "b", "c")] * 100}, batch_size=16, validation_size=16)
-    assert model[0].metadata == {}  # nothing ran
+    assert model[0].metadata.is_empty()  # nothing ran
 
 
 def test_small_data_trains_without_a_validation_split(tmp_path, caplog):
@@ -376,7 +376,7 @@ def test_a_bare_static_embedding_model_is_converted_in_place(tmp_path):
         model, sentences, bag_of_words_teacher(sentences, WORDS, dim=8), steps=2, batch_size=32, validation_size=32
     )
     assert isinstance(model[0], StaticWordAverage)
-    assert model[0].metadata["stages"] == ["distillation"]
+    assert model[0].metadata.stages == ["distillation"]
     assert result.steps == 2
 
 

@@ -68,6 +68,7 @@ from benchmarks.common import (
     task_table_header,
     write_report,
 )
+from st_static.model.metadata import ModelMetadata
 
 VALIDATION_SIZE = 4096
 LEVERS = (
@@ -93,7 +94,8 @@ def stage_folder(work: Path, stage: str, **expected: object) -> Path:
         if stage == "extraction":
             data = json.loads((folder / "stats.json").read_text())["settings"]
         else:
-            data = json.loads((folder / "st_static_config.json").read_text())["metadata"]
+            config = json.loads((folder / "st_static_config.json").read_text())
+            data = ModelMetadata.from_dict(config.get("metadata"), source=str(folder)).to_dict()
         if all(data.get(key) == value for key, value in expected.items()):
             found.append(folder)
     if len(found) != 1:

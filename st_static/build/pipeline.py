@@ -48,6 +48,7 @@ from st_static.extraction.stages import (
 )
 from st_static.files import content_digest, staged_folder
 from st_static.model.languages import has_spaceless_language
+from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings, SettingsError
 from st_static.teachers import load_teacher, load_teacher_tokenizer, teacher_dimension, teacher_precision
@@ -108,7 +109,7 @@ def run_pipeline(
     *,
     corpus: CorpusSource | None = None,
     evaluate: Evaluator | None = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: ModelMetadata | None = None,
 ) -> PipelineResult:
     """Run (or reuse) every stage of a build in ``work_dir`` and return the refined model.
 
@@ -199,7 +200,7 @@ def run_pipeline(
         _refine(reduced, extraction, settings, refined_path, pairs, long_texts)
     barrier()
     refined = load_model(refined_path)
-    refined[0].metadata.update(_recorded_inputs(settings, corpus, metadata))
+    refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
     stages.finished(stage, started, refined)
     training = json.loads((refined_path / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
     logger.info("Stages done in %.0f s (peak memory %.0f MiB).", sum(stages.seconds.values()), peak_memory_mib())
@@ -225,20 +226,18 @@ def _completes(settings: BuildSettings) -> bool:
 
 
 def _recorded_inputs(
-    settings: BuildSettings, corpus: CorpusSource | None, metadata: dict[str, Any] | None
-) -> dict[str, Any]:
+    settings: BuildSettings, corpus: CorpusSource | None, metadata: ModelMetadata | None
+) -> ModelMetadata:
     """Metadata naming the build's inputs by file name (never a path of this machine), plus ``metadata``."""
-    recorded: dict[str, Any] = {}
     names = [corpus_name(corpus)] if corpus is not None else []
     names += [Path(path).name for path in settings.parallel or []]
-    recorded["corpus"] = ", ".join(names)
-    if settings.parallel:
-        recorded["parallel"] = [Path(path).name for path in settings.parallel]
-    if settings.extra_pairs:
-        recorded["extra_pairs"] = [Path(path).name for path in settings.extra_pairs.values()]
-    if settings.data_license:
-        recorded["data_license"] = settings.data_license
-    return {**recorded, **(metadata or {})}
+    recorded = ModelMetadata(
+        corpus=", ".join(names),
+        parallel=[Path(path).name for path in settings.parallel] if settings.parallel else None,
+        extra_pairs=[Path(path).name for path in settings.extra_pairs.values()] if settings.extra_pairs else None,
+        data_license=settings.data_license or None,
+    )
+    return recorded.merged(metadata) if metadata is not None else recorded
 
 
 def _read_multilingual(settings: BuildSettings, corpus: CorpusSource | None) -> MultilingualCorpus:

@@ -22,6 +22,7 @@ from st_static.evaluation.report import (
     write_json,
 )
 from st_static.files import check_destination, folder_lock, staged_folder, write_text_atomically
+from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import holds_st_static_output, load_model, write_model
 from st_static.settings import BuildSettings
 from st_static.training.records import CURVE_FILE_NAME
@@ -83,7 +84,7 @@ def build(
     if work == output or work.is_relative_to(output):
         raise UnsafeDestinationError(f"The work folder {work} must not be inside the output folder {output}.")
     check_destination(work, replaceable=lambda _: True, inputs=inputs, what="work folder")
-    metadata = {"build_command": build_command} if build_command else None
+    metadata = ModelMetadata(build_command=build_command) if build_command else None
     with folder_lock(work) if is_first_process() else contextlib.nullcontext():
         scorer = evaluate if is_first_process() else None  # under torchrun the first process evaluates and writes
         result = run_pipeline(settings, work, evaluate=scorer, metadata=metadata)

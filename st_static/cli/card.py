@@ -61,7 +61,6 @@ def _measure_and_record_speed(folder: Path, corpus: Path, sentences: int, teache
             "SentenceTransformer(folder) load runs about half as fast)"
         ),
     )
-    if teacher_speed is not None:
-        speed["teacher_sentences_per_second"] = teacher_speed
+    speed.teacher_sentences_per_second = teacher_speed
     record_speed(folder, speed)
-    typer.echo(f"{speed['sentences_per_second']:,.0f} sentences/s on {speed['machine']}")
+    typer.echo(f"{speed.sentences_per_second:,.0f} sentences/s on {speed.machine}")

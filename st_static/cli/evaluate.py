@@ -49,9 +49,11 @@ def _first_line(error: BaseException) -> str:
 
 def model_languages(model: SentenceTransformer) -> list[str] | None:
     """The languages an st-static model records, or ``None`` for other models."""
+    from st_static.model.metadata import ModelMetadata
+
     metadata = getattr(model[0], "metadata", None)
-    languages = metadata.get("languages") if isinstance(metadata, dict) else None
-    return list(languages) if isinstance(languages, list) and languages else None
+    languages = metadata.languages if isinstance(metadata, ModelMetadata) else None
+    return list(languages) if languages else None
 
 
 @command()

@@ -36,6 +36,7 @@ from torch import nn
 
 from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.compression.pruning import continuation_characters, max_word_chars
+from st_static.model.metadata import EnsembleMember, EnsembleRecord, FoldedNormsRecord, ModelMetadata
 from st_static.model.static_word_average import StaticWordAverage, check_texts
 from st_static.model.tokenization import build_word_tokenizer
 
@@ -143,14 +144,11 @@ def member_view(module: StaticWordAverage, words: Sequence[str]) -> torch.Tensor
         )
 
 
-def shared_metadata(members: Sequence[StaticWordAverage], keys: Sequence[str]) -> dict[str, Any]:
-    """The metadata values every member records alike (e.g. the corpus all members were distilled on)."""
-    shared: dict[str, Any] = {}
-    for key in keys:
-        values = [member.metadata.get(key) for member in members]
-        if values[0] is not None and all(value == values[0] for value in values):
-            shared[key] = values[0]
-    return shared
+def shared_value(values: Sequence[Any]) -> Any:
+    """The value every member records alike (e.g. the corpus all members were distilled on), else ``None``."""
+    if not values or values[0] is None or any(value != values[0] for value in values):
+        return None
+    return values[0]
 
 
 def ensemble(models: Sequence[SentenceTransformer], weights: Sequence[float] | None = None) -> SentenceTransformer:
@@ -185,20 +183,29 @@ def ensemble(models: Sequence[SentenceTransformer], weights: Sequence[float] | N
         extra_characters=characters,
         max_word_chars=max(max_word_chars(member.tokenizer) for member in members),
     )
-    metadata: dict[str, Any] = {
-        "vocab_size": len(words),
-        "stages": ["ensemble"],
-        **shared_metadata(members, ("languages", "corpus", "sentences_per_word", "data_license")),
-        "ensemble": {
-            "block_dims": block_dims,
-            "block_weights": normalize.block_weights,
-            "members": [
-                {key: member.metadata[key] for key in ("teacher", "stages", "vocab_size") if key in member.metadata}
-                | {"num_words": member.num_words, "embedding_dim": member.embedding_dim}
-                for member in members
+    recorded = [member.metadata for member in members]
+    metadata = ModelMetadata(
+        vocab_size=len(words),
+        stages=["ensemble"],
+        languages=shared_value([record.languages for record in recorded]),
+        corpus=shared_value([record.corpus for record in recorded]),
+        sentences_per_word=shared_value([record.sentences_per_word for record in recorded]),
+        data_license=shared_value([record.data_license for record in recorded]),
+        ensemble=EnsembleRecord(
+            block_dims=block_dims,
+            block_weights=normalize.block_weights,
+            members=[
+                EnsembleMember(
+                    teacher=record.teacher,
+                    stages=record.stages,
+                    vocab_size=record.vocab_size,
+                    num_words=member.num_words,
+                    embedding_dim=member.embedding_dim,
+                )
+                for member, record in zip(members, recorded, strict=True)
             ],
-        },
-    }
+        ),
+    )
     module = StaticWordAverage(tokenizer, table, metadata=metadata)
     return rebuild(models[0], [module, normalize])
 
@@ -219,7 +226,7 @@ def fold_block_normalization(model: SentenceTransformer, texts: Sequence[str]) -
         texts: Texts to measure the block norms on (e.g. the first 20,000 lines of the training corpus).
 
     Returns:
-        ``[StaticWordAverage, Normalize]``; ``metadata["ensemble"]["folded"]`` records the scales and the number
+        ``[StaticWordAverage, Normalize]``; ``metadata.ensemble.folded`` records the scales and the number
         of texts that set them.
 
     Raises:
@@ -244,7 +251,9 @@ def fold_block_normalization(model: SentenceTransformer, texts: Sequence[str]) -
         start += dim
     dims = block_normalize.block_dims
     column_scales = torch.cat([torch.full((dim,), scale) for dim, scale in zip(dims, scales, strict=True)])
-    metadata = dict(module.metadata)
-    metadata["ensemble"] = {**metadata["ensemble"], "folded": {"block_scales": scales, "texts": len(raw)}}
+    metadata = module.metadata.copy()
+    metadata.ensemble = (metadata.ensemble or EnsembleRecord()).updated(
+        folded=FoldedNormsRecord(block_scales=scales, texts=len(raw))
+    )
     folded = StaticWordAverage(module.tokenizer, module.word_vectors.detach() * column_scales, metadata=metadata)
     return rebuild(model, [folded, Normalize()])

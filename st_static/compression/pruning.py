@@ -13,12 +13,13 @@ from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
 from st_static.compression.model_parts import float_pipeline, rebuild
+from st_static.model.metadata import ModelMetadata, PruningRecord
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import CONTINUATION_PREFIX, DEFAULT_MAX_WORD_CHARS, build_word_tokenizer
 
 logger = logging.getLogger(__name__)
 
-WORD_COUNTS_KEY = "word_counts"
+WORD_COUNTS_KEY = "word_counts"  # the ranking's name when the metadata's word_counts ranked the words
 Frequencies = Mapping[str, float] | Sequence[str] | Sequence[float]
 
 
@@ -64,7 +65,9 @@ def read_frequencies(path: str | os.PathLike[str]) -> dict[str, float] | list[st
 
 
 def frequency_order(
-    vocabulary: Sequence[str], frequencies: Frequencies | None = None, metadata: Mapping[str, object] | None = None
+    vocabulary: Sequence[str],
+    frequencies: Frequencies | None = None,
+    metadata: ModelMetadata | Mapping[str, object] | None = None,
 ) -> tuple[np.ndarray, str]:
     """Rows of ``vocabulary``, most frequent first, and what the order is based on.
 
@@ -72,9 +75,9 @@ def frequency_order(
         vocabulary: The words in row order.
         frequencies: A word -> count mapping, a list of words most frequent first, or a list of counts aligned
             with ``vocabulary``. Words it does not mention come after the others, in row order.
-        metadata: Model metadata; its ``word_counts`` (counts aligned with rows) is used when ``frequencies``
-            is not given. Without either, row order is frequency order (the extractor writes words most
-            frequent first).
+        metadata: Model metadata (a ``ModelMetadata`` or its JSON object); its ``word_counts`` (counts aligned
+            with rows) is used when ``frequencies`` is not given. Without either, row order is frequency order
+            (the extractor writes words most frequent first).
 
     Returns:
         ``(rows, source)`` with ``source`` one of ``"frequencies"``, ``"word_counts"``, ``"row order"``.
@@ -84,8 +87,11 @@ def frequency_order(
     """
     num_words = len(vocabulary)
     source = "frequencies"
-    if frequencies is None and metadata is not None and metadata.get(WORD_COUNTS_KEY) is not None:
-        frequencies, source = metadata[WORD_COUNTS_KEY], WORD_COUNTS_KEY  # type: ignore[assignment]
+    if metadata is not None and not isinstance(metadata, ModelMetadata):
+        metadata = ModelMetadata.from_dict(metadata)
+    word_counts = None if metadata is None else metadata.word_counts
+    if frequencies is None and word_counts is not None:
+        frequencies, source = word_counts, WORD_COUNTS_KEY
     if frequencies is None:
         return np.arange(num_words), "row order"
     if isinstance(frequencies, Mapping):
@@ -140,12 +146,13 @@ def prune_vocabulary(
         extra_characters=continuation_characters(module.tokenizer),
         max_word_chars=max_word_chars(module.tokenizer),
     )
-    metadata = dict(module.metadata)
-    counts = metadata.get(WORD_COUNTS_KEY)
-    if isinstance(counts, list) and len(counts) == module.num_words:
-        metadata[WORD_COUNTS_KEY] = [counts[row] for row in kept]
-    metadata["vocab_size"] = len(words)
-    metadata["pruning"] = {"kept_words": len(words), "original_words": module.num_words, "ranked_by": source}
+    metadata = module.metadata.updated(
+        vocab_size=len(words),
+        pruning=PruningRecord(kept_words=len(words), original_words=module.num_words, ranked_by=source),
+    )
+    counts = metadata.word_counts
+    if counts is not None and len(counts) == module.num_words:
+        metadata.word_counts = [counts[row] for row in kept]
     vectors = module.word_vectors.detach()[kept.tolist()]
     pruned = StaticWordAverage(tokenizer, vectors, metadata=metadata)
     return rebuild(model, [pruned, *rest])

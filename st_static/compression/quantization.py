@@ -25,6 +25,7 @@ sentence-transformers), so that :meth:`StaticWordAverage.load` alone returns the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -37,6 +38,7 @@ from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
 
 from st_static.compression.model_parts import column_scale_dense, float_pipeline, rebuild
+from st_static.model.metadata import ModelMetadata
 from st_static.model.static_word_average import (
     StaticWordAverage,
 )
@@ -135,7 +137,8 @@ class CompactStaticWordAverage(StaticWordAverage):
     Args:
         tokenizer: The word tokenizer.
         word_vectors: The float table, ``(num_words, dim)``, as described above.
-        metadata: JSON-serialisable facts about the model; ``quantization`` is set to ``storage``.
+        metadata: What the model records about itself (see ``StaticWordAverage``); ``quantization`` is set to
+            ``storage``.
         storage: One of :data:`STORAGE_FORMATS`.
         column_scale: The per-dimension scale of ``int8-column`` (required for it, refused otherwise).
     """
@@ -144,7 +147,7 @@ class CompactStaticWordAverage(StaticWordAverage):
         self,
         tokenizer: Tokenizer | PreTrainedTokenizerFast,
         word_vectors: np.ndarray | torch.Tensor,
-        metadata: dict[str, Any] | None = None,
+        metadata: ModelMetadata | Mapping[str, Any] | None = None,
         storage: str = "float32",
         column_scale: torch.Tensor | None = None,
     ) -> None:
@@ -153,7 +156,7 @@ class CompactStaticWordAverage(StaticWordAverage):
             raise ValueError("column_scale is required for the int8-column format and only for it.")
         super().__init__(tokenizer, word_vectors, metadata=metadata)
         self.storage: StorageFormat = storage
-        self.metadata["quantization"] = storage
+        self.metadata.quantization = storage
         self.column_scale = None if column_scale is None else column_scale.detach().to("cpu", torch.float32)
         if self.column_scale is not None and self.column_scale.shape != (self.embedding_dim,):
             raise ValueError(
@@ -224,7 +227,7 @@ def quantize(model: SentenceTransformer, storage: str) -> SentenceTransformer:
     storage = check_storage_format(storage)
     module, rest = float_pipeline(model)
     quantized = quantize_table(module.word_vectors.detach(), storage)
-    metadata = dict(module.metadata)
+    metadata = module.metadata
     if storage == "int8-column":
         compact = CompactStaticWordAverage(
             module.tokenizer,

@@ -30,8 +30,7 @@ def truncate_dimensions(model: SentenceTransformer, dim: int) -> SentenceTransfo
         raise ValueError("Truncating an ensemble would drop whole member blocks; truncate the members instead.")
     if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= module.embedding_dim:
         raise ValueError(f"dim must be an integer between 1 and {module.embedding_dim}, got {dim!r}.")
-    metadata = dict(module.metadata)
-    metadata["truncated_from_dim"] = module.embedding_dim
+    metadata = module.metadata.updated(truncated_from_dim=module.embedding_dim)
     truncated = StaticWordAverage(module.tokenizer, module.word_vectors.detach()[:, :dim], metadata=metadata)
     result = rebuild(model, [truncated, *rest])
     if result.truncate_dim is not None and result.truncate_dim >= dim:

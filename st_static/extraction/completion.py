@@ -32,7 +32,6 @@ from st_static.model.languages import (
     in_ranges,
     is_spaceless_token,
 )
-from st_static.model.metadata import with_stage
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import build_word_tokenizer, split_words
 from st_static.teachers import strip_subword_markers
@@ -177,7 +176,7 @@ def complete_vocabulary(
     new_vectors, new_ok = vectors[len(known) :], encoded[len(known) :]
     added = [word for word, ok in zip(missing, new_ok, strict=True) if ok]
     completed_table = np.concatenate([table, mapping(new_vectors[new_ok])], axis=0)
-    metadata = with_stage(module.metadata, "completion", vocab_size=len(vocabulary) + len(added))
+    metadata = module.metadata.with_stage("completion", vocab_size=len(vocabulary) + len(added))
     completed = StaticWordAverage.from_word_vectors(
         [*vocabulary, *added],
         completed_table,

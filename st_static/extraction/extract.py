@@ -109,8 +109,8 @@ class _Checkpoint:
             return None
         with open(self.path, "rb") as handle:
             header_size = int.from_bytes(handle.read(8), "little")
-            metadata = json.loads(handle.read(header_size)).get("__metadata__", {})
-        if metadata.get("fingerprint") != self.fingerprint:
+            header = json.loads(handle.read(header_size)).get("__metadata__", {})
+        if header.get("fingerprint") != self.fingerprint:
             raise ValueError(
                 f"The checkpoint {self.path} belongs to a different extraction (other teacher, vocabulary or "
                 "sentences); delete it or run without resume."

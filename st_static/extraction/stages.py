@@ -55,7 +55,7 @@ from st_static.extraction.vocabulary import (
 from st_static.files import check_destination, folder_lock, staged_folder
 from st_static.model.inference import encode
 from st_static.model.languages import SPACELESS_LANGUAGES
-from st_static.model.metadata import ModelMetadata, with_stage
+from st_static.model.metadata import ModelMetadata, PCARecord
 from st_static.model.save_load import holds_st_static_output, load_model, save_model
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import build_word_tokenizer
@@ -217,9 +217,8 @@ def run_extraction(
             corpus, settings, output, partial, teacher_tokenizer, resume, vocabulary, pca_sentences, languages, device
         )
         if rank == 0:
-            metadata = stage.stats.pop("metadata")
-            metadata["corpus"] = corpus_description or corpus_name(corpus)
-            _publish_extraction(stage, output, corpus_inputs, metadata)
+            stage.module.metadata.corpus = corpus_description or corpus_name(corpus)
+            _publish_extraction(stage, output, corpus_inputs)
     if rank == 0:
         shutil.rmtree(partial, ignore_errors=True)
     if world_size > 1:
@@ -315,17 +314,17 @@ def _extract(
         **result.stats,
         "seconds": timings,
         "peak_memory_mib": peak_memory_mib(),
-        "metadata": ModelMetadata(
-            teacher=teacher_record(settings.teacher),
-            teacher_dim=int(result.word_vectors.shape[1]),
-            prompt=settings.prompt,
-            languages=list(languages),
-            vocab_size=len(kept_words),
-            sentences_per_word=settings.sentences_per_word,
-            stages=["extraction"],
-        ),
     }
-    module = StaticWordAverage(word_tokenizer, result.word_vectors[seen])
+    metadata = ModelMetadata(
+        teacher=teacher_record(settings.teacher),
+        teacher_dim=int(result.word_vectors.shape[1]),
+        prompt=settings.prompt,
+        languages=list(languages),
+        vocab_size=len(kept_words),
+        sentences_per_word=settings.sentences_per_word,
+        stages=["extraction"],
+    )
+    module = StaticWordAverage(word_tokenizer, result.word_vectors[seen], metadata=metadata)
     return _PendingExtraction(
         stats=stats,
         module=module,
@@ -335,8 +334,7 @@ def _extract(
     )
 
 
-def _publish_extraction(pending: _PendingExtraction, output: Path, inputs: list[Any], metadata: ModelMetadata) -> None:
-    pending.module.metadata = metadata
+def _publish_extraction(pending: _PendingExtraction, output: Path, inputs: list[Any]) -> None:
     model = SentenceTransformer(modules=[pending.module, Normalize()], device="cpu")
     with staged_folder(output, replaceable=holds_st_static_output, inputs=inputs) as staging:
         save_model(model, staging / "model")
@@ -379,8 +377,8 @@ def run_reduction(
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
     transform = fit_reduction(raw_module, extraction.pca_sentences(), settings)
     reduced = transform.apply(raw_module.word_vectors.detach().numpy())
-    pca = {"level": settings.pca_level, "removed_components": transform.removed_components, "dim": settings.dim}
-    module = StaticWordAverage(raw_module.tokenizer, reduced, metadata=with_stage(raw_module.metadata, "pca", pca=pca))
+    pca = PCARecord(level=settings.pca_level, removed_components=transform.removed_components, dim=settings.dim)
+    module = StaticWordAverage(raw_module.tokenizer, reduced, metadata=raw_module.metadata.with_stage("pca", pca=pca))
     model = SentenceTransformer(modules=[module, Normalize()], device="cpu")
     if output is not None:
         save_model(model, output)

@@ -27,6 +27,7 @@ from st_static.hub.bare_load import BareLoadError, bare_encode
 from st_static.hub.upload_files import UploadPlan, copy_files, links_and_special_files, local_paths, plan_upload
 from st_static.model.folder_checks import FILES_KEY
 from st_static.model.inference import encode
+from st_static.model.metadata import ModelMetadata
 from st_static.model.static_word_average import (
     CONFIG_FILE_NAME,
     HASHED_FILES,
@@ -138,7 +139,7 @@ def _check_staged(folder: Path, staged: Path, plan: UploadPlan, repo_id: str | N
     problems: list[str] = []
     if not (staged / "modules.json").is_file():
         problems.append("modules.json is missing (an interrupted save?): re-save the model")
-    problems.extend(_local_path_problems(folder, staged))
+    problems.extend(_local_path_problems(folder, staged, module.metadata))
     readme = staged / CARD_FILE_NAME
     card = readme.read_text(encoding="utf-8") if readme.is_file() else None
     if card is None:
@@ -208,12 +209,11 @@ def _recorded_files(staged: Path) -> list[str]:
     return [name for name in HASHED_FILES if name in (config.get(FILES_KEY) or {})]
 
 
-def _local_path_problems(folder: Path, staged: Path) -> list[str]:
-    """Paths of this machine in the metadata, and mentions of the home folder in the other uploaded text files."""
+def _local_path_problems(folder: Path, staged: Path, metadata: ModelMetadata) -> list[str]:
+    """Paths of this machine in the metadata (every key, known or not), and mentions of the home folder in the other
+    uploaded text files."""
     problems: list[str] = []
-    config_path = staged / CONFIG_FILE_NAME
-    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}
-    found = local_paths(config.get("metadata") or {})
+    found = local_paths(metadata.to_dict())
     if found:
         problems.append(
             f"{CONFIG_FILE_NAME} records paths of this machine, which would be published: {'; '.join(found)}. "

@@ -104,21 +104,21 @@ def copy_files(folder: str | os.PathLike[str], files: tuple[str, ...], destinati
             shutil.copyfileobj(source, copy, 1 << 20)
 
 
-def local_paths(metadata: object, where: str = "metadata") -> list[str]:
-    """Every string in ``metadata`` (nested dicts and lists) that is a path of this machine.
+def local_paths(data: object, where: str = "metadata") -> list[str]:
+    """Every string in ``data`` (JSON: nested dicts and lists, e.g. the metadata's) that is a path of this machine.
 
     A path of this machine: a value starting with ``/``, a drive letter (``C:\\``) or ``\\\\``, or containing the
     user's home folder. Returned as ``"metadata.key[0] = '...'"``.
     """
     found: list[str] = []
-    if isinstance(metadata, dict):
-        for key, value in metadata.items():
+    if isinstance(data, dict):
+        for key, value in data.items():
             found.extend(local_paths(value, f"{where}.{key}"))
-    elif isinstance(metadata, list):
-        for index, value in enumerate(metadata):
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
             found.extend(local_paths(value, f"{where}[{index}]"))
-    elif isinstance(metadata, str) and _is_local_path(metadata):
-        shown = metadata if len(metadata) <= 80 else metadata[:77] + "..."
+    elif isinstance(data, str) and _is_local_path(data):
+        shown = data if len(data) <= 80 else data[:77] + "..."
         found.append(f"{where} = {shown!r}")
     return found
 

@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from st_static.files import write_text_atomically
+
+if TYPE_CHECKING:
+    from st_static.model.metadata import ModelMetadata
 
 MODEL2VEC_CONFIG_FILE_NAME = "config.json"
 
 
-def model2vec_incompatibility(metadata: dict[str, Any], has_column_scale: bool) -> str | None:
+def model2vec_incompatibility(metadata: ModelMetadata, has_column_scale: bool) -> str | None:
     """Why model2vec cannot reproduce a table's vectors, or ``None`` when it can.
 
     Args:
         metadata: The module's metadata (``ensemble`` marks an ensemble).
         has_column_scale: Whether the saved table holds int8 codes with a per-dimension scale (``int8-column``).
     """
-    if metadata.get("ensemble") and not metadata["ensemble"].get("folded"):
+    if metadata.ensemble and not metadata.ensemble.folded:
         return (
             "an ensemble normalises each member's block of the vector separately (BlockNormalize), a step "
             "model2vec does not have"
@@ -55,7 +58,7 @@ def model2vec_config(embedding_dim: int) -> dict[str, Any]:
 
 
 def write_model2vec_config(
-    folder: str | Path, embedding_dim: int, metadata: dict[str, Any], has_column_scale: bool = False
+    folder: str | Path, embedding_dim: int, metadata: ModelMetadata, has_column_scale: bool = False
 ) -> None:
     """Write ``config.json`` for model2vec into a model folder, or remove a stale one if model2vec cannot load it.
 

@@ -17,6 +17,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
 from st_static.files import staged_folder
+from st_static.model.metadata import ModelMetadata
 from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, read_modules
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
@@ -98,7 +99,7 @@ def _as_word_average(model: SentenceTransformer, destination: Path) -> Iterator[
         yield
         return
     module.metadata = _earlier_metadata(module, destination)
-    if not module.metadata:
+    if module.metadata.is_empty():
         logger.warning(
             "The model was loaded with a bare SentenceTransformer, which drops st-static's metadata (teacher, "
             "stages, ...): saving it without. Load with st_static.load_model to keep it."
@@ -111,17 +112,21 @@ def _as_word_average(model: SentenceTransformer, destination: Path) -> Iterator[
         model._modules[name] = first
 
 
-def _earlier_metadata(module: StaticWordAverage, folder: Path) -> dict[str, Any]:
-    """The metadata of the st-static model in ``folder`` if it has ``module``'s vocabulary, else ``{}``."""
+def _earlier_metadata(module: StaticWordAverage, folder: Path) -> ModelMetadata:
+    """The metadata of the st-static model in ``folder`` if it has ``module``'s vocabulary, else an empty one.
+
+    Raises:
+        ModelFolderError: If that metadata holds a known key of the wrong type (naming the key and the file).
+    """
     try:
         saved_tokenizer = json.loads((folder / TOKENIZER_FILE_NAME).read_text(encoding="utf-8"))
         config = json.loads((folder / CONFIG_FILE_NAME).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return {}
+        return ModelMetadata()
     metadata = config.get("metadata") if isinstance(config, dict) else None
     if saved_tokenizer != json.loads(module.tokenizer.to_str()) or not isinstance(metadata, dict):
-        return {}
-    return metadata
+        return ModelMetadata()
+    return ModelMetadata.from_dict(metadata, source=str(folder / CONFIG_FILE_NAME))
 
 
 def load_model(

@@ -27,7 +27,7 @@ from st_static.model.folder_checks import (
     table_problem,
     tokenizer_structure_problem,
 )
-from st_static.model.metadata import parse_metadata
+from st_static.model.metadata import ModelMetadata
 
 CONFIG_FILE_NAME = "st_static_config.json"
 WEIGHTS_FILE_NAME = "model.safetensors"
@@ -98,15 +98,12 @@ def saved_by_sentence_transformers(path: str) -> bool:
 
 
 def read_config(name: str, path: str) -> dict[str, Any]:
-    """Parse ``st_static_config.json``, check its shape and parse its metadata (:func:`.metadata.parse_metadata`)."""
+    """Parse ``st_static_config.json``, check its shape and parse its metadata (:meth:`.ModelMetadata.from_dict`)."""
     config = read_json_file(name, path, CONFIG_FILE_NAME)
     problem = config_problem(config)
     if problem is not None:
         raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
-    try:
-        config["metadata"] = parse_metadata(config.get("metadata"))
-    except ValueError as error:
-        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME}: {error}.") from error
+    config["metadata"] = ModelMetadata.from_dict(config.get("metadata"), source=f"{name}: {CONFIG_FILE_NAME}")
     return config
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +25,7 @@ from st_static.model.folder_checks import (
     file_hashes,
     table_problem,
 )
+from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import write_model2vec_config
 from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
 from st_static.model.saved_files import (
@@ -93,7 +94,9 @@ class StaticWordAverage(StaticEmbedding):
     Args:
         tokenizer: A word tokenizer from :func:`~st_static.model.tokenization.build_word_tokenizer`.
         word_vectors: The table, one row per vocabulary word, shape ``(num_words, dim)``.
-        metadata: JSON-serialisable facts about the model (teacher, stages, corpus, ...), saved with it.
+        metadata: What the model records about itself (teacher, stages, corpus, ...), saved with it: a
+            :class:`~st_static.model.metadata.ModelMetadata`, or its JSON object as a dict (parsed and checked).
+            The module keeps a copy, in :attr:`metadata`.
 
     Example::
 
@@ -113,7 +116,7 @@ class StaticWordAverage(StaticEmbedding):
         self,
         tokenizer: Tokenizer | PreTrainedTokenizerFast,
         word_vectors: np.ndarray | torch.Tensor,
-        metadata: dict[str, Any] | None = None,
+        metadata: ModelMetadata | Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(tokenizer, PreTrainedTokenizerFast):
             tokenizer = tokenizer._tokenizer
@@ -149,7 +152,7 @@ class StaticWordAverage(StaticEmbedding):
         self.register_buffer("token_rows", token_rows, persistent=False)
         self.num_words = num_words
         self.lowercase = is_lowercase_tokenizer(tokenizer)
-        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.metadata = metadata
         self._vocabulary: list[str] | None = None
         # Set by ``load`` when the saved table held int8 codes plus a ``column_scale`` (st_static.compression's
         # int8-column format): the scale is folded into this table, and the saved pipeline repeats it in the
@@ -164,7 +167,7 @@ class StaticWordAverage(StaticEmbedding):
         word_vectors: np.ndarray | torch.Tensor,
         teacher_tokenizer: Tokenizer | PreTrainedTokenizerFast | str | None = None,
         lowercase: bool | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: ModelMetadata | Mapping[str, Any] | None = None,
     ) -> StaticWordAverage:
         """Build the module from a vocabulary and its table.
 
@@ -174,7 +177,7 @@ class StaticWordAverage(StaticEmbedding):
             teacher_tokenizer: The teacher's tokenizer (object or ``tokenizer.json`` path), whose characters
                 are accepted inside unknown words for the prefix fallback.
             lowercase: Lowercase inputs before the look-up; defaults to whether all words are lowercase.
-            metadata: JSON-serialisable facts about the model, saved with it.
+            metadata: What the model records about itself (a ``ModelMetadata`` or its JSON object), saved with it.
 
         Returns:
             The module.
@@ -188,7 +191,7 @@ class StaticWordAverage(StaticEmbedding):
 
     @classmethod
     def from_static_embedding(
-        cls, module: StaticEmbedding, metadata: dict[str, Any] | None = None
+        cls, module: StaticEmbedding, metadata: ModelMetadata | Mapping[str, Any] | None = None
     ) -> StaticWordAverage:
         """Recover a ``StaticWordAverage`` from the ``StaticEmbedding`` a bare ``SentenceTransformer`` loaded."""
         if isinstance(module, StaticWordAverage):
@@ -198,6 +201,19 @@ class StaticWordAverage(StaticEmbedding):
         return cls(module.tokenizer, weight[:num_words].clone(), metadata=metadata)
 
     # ------------------------------------------------------------------ properties
+    @property
+    def metadata(self) -> ModelMetadata:
+        """What the model records about itself; read and set its fields as attributes (``metadata.teacher``).
+
+        Assigning a ``ModelMetadata`` stores a copy; assigning a dict (the JSON object of ``st_static_config.json``)
+        parses it, raising ``ModelFolderError`` for a known key of the wrong type; ``None`` empties it.
+        """
+        return self._metadata
+
+    @metadata.setter
+    def metadata(self, value: ModelMetadata | Mapping[str, Any] | None) -> None:
+        self._metadata = ModelMetadata.from_dict(value, source="the metadata given to StaticWordAverage")
+
     @property
     def vocabulary(self) -> list[str]:
         """The vocabulary words, in row order."""
@@ -318,7 +334,7 @@ class StaticWordAverage(StaticEmbedding):
             "num_tokens": int(self.embedding.weight.shape[0]),
             "embedding_dim": self.embedding_dim,
             "lowercase": self.lowercase,
-            "metadata": self.metadata,
+            "metadata": self.metadata.to_dict(),
         }
 
     @property

@@ -145,8 +145,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
         module = self._static_module()
         teacher = metadata_teacher(module.metadata)
         source = f" distilled from {teacher.name.split('/')[-1]}" if teacher.name else ""
-        languages = "-".join(as_list(module.metadata.get("languages")))
-        suffix = f", {languages}" if len(as_list(module.metadata.get("languages"))) > 1 else ""
+        languages = "-".join(as_list(module.metadata.languages))
+        suffix = f", {languages}" if len(as_list(module.metadata.languages)) > 1 else ""
         return f"Static word embeddings{source} ({module.embedding_dim} dimensions{suffix})"
 
     def _evaluation(self) -> tuple[dict[str, Any] | None, str | None]:
@@ -164,11 +164,11 @@ class StaticModelCardData(SentenceTransformerModelCardData):
         module = self._static_module()
         metadata = module.metadata
         teacher = metadata_teacher(metadata)
-        languages = as_list(metadata.get("languages"))
+        languages = as_list(metadata.languages)
         license_, license_text, data_notes = license_facts(metadata, teacher)
         weights = Path(self.save_dir) / WEIGHTS_FILE_NAME if self.save_dir else None
         if self.preview:
-            target = metadata.get("vocab_size")
+            target = metadata.vocab_size
             vocab_size = f"{format_number(target)} (target)" if target else TBD
         else:
             vocab_size = format_number(module.num_words)
@@ -179,22 +179,22 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "version": __version__,
             "teacher_name": teacher.name,
             "teacher_markdown": teacher.markdown,
-            "teacher_dim": metadata.get("teacher_dim"),
+            "teacher_dim": metadata.teacher_dim,
             "license": license_,
             "license_text": license_text,
             "data_license_notes": data_notes,
-            "prompt": json.dumps(metadata["prompt"], ensure_ascii=False) if metadata.get("prompt") else None,
+            "prompt": json.dumps(metadata.prompt, ensure_ascii=False) if metadata.prompt else None,
             "language_names": [language_name(code) for code in languages],
             "spaceless": has_spaceless_language(languages),
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
-            "corpora": [f"`{display_path(path)}`" for path in as_list(metadata.get("corpus"))]
-            + [f"`{display_path(path)}` (parallel)" for path in as_list(metadata.get("parallel"))],
+            "corpora": [f"`{display_path(path)}`" for path in as_list(metadata.corpus)]
+            + [f"`{display_path(path)}` (parallel)" for path in as_list(metadata.parallel)],
             "stages": stage_descriptions(metadata),
-            "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.get("stages"))],
+            "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.stages)],
             "training_rows": training_rows(metadata),
             "speed": None if self.preview else speed_facts(metadata),
-            "build_command": self.build_command or metadata.get("build_command"),
+            "build_command": self.build_command or metadata.build_command,
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None),
@@ -207,11 +207,11 @@ class StaticModelCardData(SentenceTransformerModelCardData):
         module = self._static_module()
         metadata = module.metadata
         teacher = metadata_teacher(metadata)
-        self._set_automatic("language", as_list(metadata.get("languages")))
+        self._set_automatic("language", as_list(metadata.languages))
         self._set_automatic("license", license_facts(metadata, teacher)[0])
         self._set_automatic("base_model", teacher.repo_id)
         self._set_automatic("model_name", self.get_default_model_name())
-        loss = (metadata.get("training") or {}).get("loss")
+        loss = metadata.training.loss if metadata.training else None
         if loss:
             self.add_tags(f"loss:{loss}")
         evaluation, evaluation_error = self._evaluation()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from st_static.losses.citation import WADA_2025_BIBTEX
+from st_static.model.metadata import EnsembleRecord, ModelMetadata, PCARecord, TrainingRecord
 from st_static.teachers import LICENSE_NOTICES, describe_license, find_teacher, is_repo_id
 
 CARD_FILE_NAME = "README.md"
@@ -72,12 +73,12 @@ def describe_teacher(teacher: str | None) -> TeacherInfo:
     return TeacherInfo(name, repo_id, describe_license(teacher))
 
 
-def metadata_teacher(metadata: dict[str, Any]) -> TeacherInfo:
+def metadata_teacher(metadata: ModelMetadata) -> TeacherInfo:
     """The teacher a model's metadata records; for an ensemble, its members' teachers together."""
-    members = (metadata.get("ensemble") or {}).get("members") or []
-    if metadata.get("teacher") or not members:
-        return describe_teacher(metadata.get("teacher"))
-    teachers = tuple(describe_teacher(member.get("teacher")) for member in members)
+    members = (metadata.ensemble.members if metadata.ensemble else None) or []
+    if metadata.teacher or not members:
+        return describe_teacher(metadata.teacher)
+    teachers = tuple(describe_teacher(member.teacher) for member in members)
     licenses = {teacher.license for teacher in teachers}
     name = " + ".join((teacher.name or "unrecorded").split("/")[-1] for teacher in teachers)
     return TeacherInfo(name, None, licenses.pop() if len(licenses) == 1 else None, teachers)
@@ -104,13 +105,12 @@ def format_number(value: Any) -> str:
     return f"{value:g}"
 
 
-def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
+def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
     """One ``{"title", "text"}`` per finished stage recorded in the metadata."""
-    training = metadata.get("training") or {}
-    pca = metadata.get("pca") or {}
-    extraction = metadata.get("extraction") or {}
-    sentences_per_word = metadata.get("sentences_per_word", extraction.get("sentences_per_word"))
-    sources = as_list(metadata.get("corpus")) or as_list(metadata.get("parallel"))
+    training = metadata.training or TrainingRecord()
+    pca = metadata.pca or PCARecord()
+    sentences_per_word = metadata.sentences_per_word
+    sources = as_list(metadata.corpus) or as_list(metadata.parallel)
     corpus = ", ".join(f"`{display_path(path)}`" for path in sources) or "the corpus"
     texts = {
         "extraction": (
@@ -120,9 +120,9 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
         ),
         "pca": (
             "PCA fitted on "
-            f"{'the word vectors' if pca.get('level') == 'word' else 'sentence embeddings (means of word vectors)'}, "
-            f"the first {pca.get('removed_components', 'r')} component(s) removed (All-But-The-Top: they carry "
-            f"frequency, style and language identity) and the next {pca.get('dim', 'd')} kept; the projection is "
+            f"{'the word vectors' if pca.level == 'word' else 'sentence embeddings (means of word vectors)'}, "
+            f"the first {_or(pca.removed_components, 'r')} component(s) removed (All-But-The-Top: they carry "
+            f"frequency, style and language identity) and the next {_or(pca.dim, 'd')} kept; the projection is "
             "applied to every word once."
         ),
         "distillation": (
@@ -130,7 +130,7 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
             "distribution (row-wise softmax at a temperature) matches the teacher's, on the teacher's sentence "
             "embeddings of the corpus."
         ),
-        "ensemble": _ensemble_phrase(metadata.get("ensemble") or {}),
+        "ensemble": _ensemble_phrase(metadata.ensemble or EnsembleRecord()),
         "contrastive": (
             f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
@@ -138,24 +138,29 @@ def stage_descriptions(metadata: dict[str, Any]) -> list[dict[str, str]]:
     }
     return [
         {"title": STAGE_TITLES.get(stage, str(stage).title()), "text": texts.get(stage, "")}
-        for stage in as_list(metadata.get("stages"))
+        for stage in as_list(metadata.stages)
     ]
 
 
-def _ensemble_phrase(ensemble: dict[str, Any]) -> str:
-    members = ensemble.get("members") or []
+def _or(value: Any, default: str) -> Any:
+    """``value``, or ``default`` when the metadata does not record it."""
+    return default if value is None else value
+
+
+def _ensemble_phrase(ensemble: EnsembleRecord) -> str:
+    members = ensemble.members or []
     names = ", ".join(
-        f"{describe_teacher(member.get('teacher')).markdown} ({format_number(member.get('embedding_dim'))} dimensions)"
+        f"{describe_teacher(member.teacher).markdown} ({format_number(member.embedding_dim)} dimensions)"
         for member in members
     )
-    weights = ", ".join(format_number(weight) for weight in ensemble.get("block_weights") or [])
+    weights = ", ".join(format_number(weight) for weight in ensemble.block_weights or [])
     text = (
         f"The tables of {len(members)} static models distilled from {names or 'other models'} are concatenated over "
         f"the union of their vocabularies (Wada et al., 2025, App. D; weights {weights or 'equal'}), so a word is "
         "still one look-up."
     )
-    if ensemble.get("folded"):
-        texts = format_number(ensemble["folded"].get("texts"))
+    if ensemble.folded:
+        texts = format_number(ensemble.folded.texts)
         text += (
             " Each member's block is scaled by its weight over the mean norm it has on "
             f"{texts} corpus sentences, and the whole vector is normalised: the cosine is then close to the weighted "
@@ -164,36 +169,36 @@ def _ensemble_phrase(ensemble: dict[str, Any]) -> str:
     return text
 
 
-def _loss_phrase(training: dict[str, Any]) -> str:
-    return f" with `{training['loss']}`" if training.get("loss") else ""
+def _loss_phrase(training: TrainingRecord) -> str:
+    return f" with `{training.loss}`" if training.loss else ""
 
 
-def training_rows(metadata: dict[str, Any]) -> list[tuple[str, str]]:
-    """The refinement settings recorded in ``metadata["training"]``, known keys first."""
-    training = metadata.get("training")
-    if not isinstance(training, dict):
+def training_rows(metadata: ModelMetadata) -> list[tuple[str, str]]:
+    """The refinement settings recorded in the metadata's ``training`` (every key it holds), known keys first."""
+    if metadata.training is None:
         return []
+    training = metadata.training.to_dict()
     keys = [key for key in TRAINING_KEY_ORDER if key in training] + sorted(set(training) - set(TRAINING_KEY_ORDER))
     return [(key, f"`{training[key]}`" if key == "loss" else format_number(training[key])) for key in keys]
 
 
-def speed_facts(metadata: dict[str, Any]) -> dict[str, str] | None:
-    """The ``speed`` metadata formatted for the card, or ``None`` if absent or lacking its figure."""
-    speed = metadata.get("speed")
-    if not isinstance(speed, dict) or not isinstance(speed.get("sentences_per_second"), int | float):
+def speed_facts(metadata: ModelMetadata) -> dict[str, str] | None:
+    """The ``speed`` metadata formatted for the card (all its keys), or ``None`` if absent or lacking its figure."""
+    speed = metadata.speed
+    if speed is None or speed.sentences_per_second is None:
         return None
-    facts = {key: str(value) for key, value in speed.items()}
-    facts["sentences_per_second"] = f"{speed['sentences_per_second']:,.0f}"
-    teacher_speed = speed.get("teacher_sentences_per_second")
-    facts["teacher_sentences_per_second"] = f"{teacher_speed:,.0f}" if isinstance(teacher_speed, int | float) else ""
-    facts.setdefault("machine", "an unrecorded machine")
+    facts = {key: str(value) for key, value in speed.to_dict().items()}
+    facts["sentences_per_second"] = f"{speed.sentences_per_second:,.0f}"
+    teacher_speed = speed.teacher_sentences_per_second
+    facts["teacher_sentences_per_second"] = f"{teacher_speed:,.0f}" if teacher_speed is not None else ""
+    facts["machine"] = speed.machine if speed.machine is not None else "an unrecorded machine"
     return facts
 
 
-def license_facts(metadata: dict[str, Any], teacher: TeacherInfo) -> tuple[str | None, str, list[str]]:
+def license_facts(metadata: ModelMetadata, teacher: TeacherInfo) -> tuple[str | None, str, list[str]]:
     """``(licence id, explanation, data notes)`` for the card."""
-    if metadata.get("license"):
-        license_ = str(metadata["license"])
+    if metadata.license:
+        license_ = metadata.license
         text = f"Licence: **{license_}**, as recorded by the model's builder."
     elif teacher.license:
         license_ = teacher.license
@@ -211,11 +216,11 @@ def license_facts(metadata: dict[str, Any], teacher: TeacherInfo) -> tuple[str |
         text = f"{LICENSE_NOTICES[license_]}\n\n{text}"
     notes = []
     # The build records several corpus files as one "a.txt, b.tsv" string.
-    corpus = [part.strip() for item in as_list(metadata.get("corpus")) for part in item.split(", ") if part.strip()]
-    sources = corpus + as_list(metadata.get("parallel")) + as_list(metadata.get("extra_pairs"))
-    if metadata.get("data_license"):
+    corpus = [part.strip() for item in as_list(metadata.corpus) for part in item.split(", ") if part.strip()]
+    sources = corpus + as_list(metadata.parallel) + as_list(metadata.extra_pairs)
+    if metadata.data_license:
         listed = ", ".join(f"`{display_path(path)}`" for path in sources)
-        notes.append(f"{listed}: {metadata['data_license']}" if listed else str(metadata["data_license"]))
+        notes.append(f"{listed}: {metadata.data_license}" if listed else metadata.data_license)
     else:
         notes.extend(f"`{display_path(path)}`: licence not recorded, check it." for path in sources)
     if any("GPL" in note or "CC BY-SA" in note for note in notes):

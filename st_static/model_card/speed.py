@@ -9,11 +9,11 @@ import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from sentence_transformers import SentenceTransformer
 
 from st_static.files import write_text_atomically
+from st_static.model.metadata import ModelMetadata, SpeedRecord
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError
 
 
@@ -35,7 +35,7 @@ def measure_speed(
     batch_size: int = 1024,
     repeats: int = 3,
     description: str | None = None,
-) -> dict[str, Any]:
+) -> SpeedRecord:
     """Sentences per second of ``model.encode`` on ``texts``: the best of ``repeats`` runs after a warm-up batch.
 
     Args:
@@ -46,7 +46,7 @@ def measure_speed(
         description: What the texts are (e.g. ``"the first 20,000 lines of en.txt"``); default: their number.
 
     Returns:
-        ``sentences_per_second``, ``texts`` (what was encoded, in words) and ``machine``.
+        The record's ``sentences_per_second``, ``texts`` (what was encoded, in words) and ``machine``.
 
     Raises:
         ValueError: If ``texts`` is empty or ``repeats`` is below 1.
@@ -63,25 +63,30 @@ def measure_speed(
         start = time.perf_counter()
         model.encode(texts, batch_size=batch_size)
         timings.append(time.perf_counter() - start)
-    return {
-        "sentences_per_second": len(texts) / min(timings),
-        "texts": f"{description or f'{len(texts):,} texts'} (SentenceTransformer.encode, batch {batch_size}, "
+    return SpeedRecord(
+        sentences_per_second=len(texts) / min(timings),
+        texts=f"{description or f'{len(texts):,} texts'} (SentenceTransformer.encode, batch {batch_size}, "
         f"best of {repeats} after a warm-up batch)",
-        "machine": machine_description(),
-    }
+        machine=machine_description(),
+    )
 
 
-def record_speed(folder: str | os.PathLike[str], speed: dict[str, Any]) -> None:
-    """Store ``speed`` as ``metadata["speed"]`` in the saved model's ``st_static_config.json`` (atomically).
+def record_speed(folder: str | os.PathLike[str], speed: SpeedRecord) -> None:
+    """Store ``speed`` as the metadata's ``speed`` in the saved model's ``st_static_config.json`` (atomically).
 
     Raises:
-        ModelFolderError: If the folder has no readable ``st_static_config.json``.
+        ModelFolderError: If the folder has no readable ``st_static_config.json``, or its metadata holds a known
+            key of the wrong type.
     """
     path = Path(folder) / CONFIG_FILE_NAME
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
         raise ModelFolderError(f"{folder}: cannot read {CONFIG_FILE_NAME} ({error}).") from error
-    config.setdefault("metadata", {})["speed"] = speed
+    if not isinstance(config, dict):
+        raise ModelFolderError(f"{folder}: {CONFIG_FILE_NAME} is not a JSON object.")
+    metadata = ModelMetadata.from_dict(config.get("metadata"), source=f"{folder}: {CONFIG_FILE_NAME}")
+    metadata.speed = speed
+    config["metadata"] = metadata.to_dict()
     text = json.dumps(config, indent=2, sort_keys=True)
     write_text_atomically(path, text)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from st_static.files import write_file_atomically, write_text_atomically
-from st_static.model.metadata import add_stage
+from st_static.model.metadata import TrainingRecord
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -121,14 +121,13 @@ def write_training_record(result: TrainingResult, output_dir: str | os.PathLike[
 
 def record_in_metadata(module: StaticWordAverage, stage: str, settings: dict[str, Any], result: TrainingResult) -> None:
     """Add ``stage`` to the model's finished stages and record the run's settings and outcome."""
-    add_stage(module.metadata, stage)
-    best = result.best_validation_loss
-    module.metadata["training"] = {
-        "loss": settings["loss"],
-        "steps": result.steps,
-        "best_step": result.best_step,
-        "batch_size": settings["batch_size"],
-        "learning_rate": settings["learning_rate"],
-        "temperature": settings["temperature"],
-        "best_validation_loss": best if math.isfinite(best) else None,
-    }
+    module.metadata.add_stage(stage)
+    module.metadata.training = TrainingRecord.of_run(
+        loss=settings["loss"],
+        steps=result.steps,
+        best_step=result.best_step,
+        batch_size=settings["batch_size"],
+        learning_rate=settings["learning_rate"],
+        temperature=settings["temperature"],
+        best_validation_loss=result.best_validation_loss,
+    )

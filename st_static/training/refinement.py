@@ -182,7 +182,7 @@ def refine(
         with torch.no_grad():
             module.word_vectors.copy_(torch.from_numpy(table))
         module.sync_token_rows()
-        module.metadata["training"]["propagated_rows"] = mapped
+        module.metadata.training.propagated_rows = mapped
     return result
 
 
