@@ -46,12 +46,13 @@ from st_static.extraction.stages import (
     run_extraction,
     run_reduction,
 )
+from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer, teacher_precision
 from st_static.files import content_digest, staged_folder
 from st_static.model.languages import has_spaceless_language
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings, SettingsError
-from st_static.teachers import load_teacher, load_teacher_tokenizer, teacher_dimension, teacher_precision
+from st_static.teachers import teacher_dimension
 from st_static.training.records import HISTORY_FILE_NAME
 
 logger = logging.getLogger(__name__)

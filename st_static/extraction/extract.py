@@ -26,9 +26,10 @@ from tqdm.auto import tqdm
 
 from st_static.distributed import process_rank
 from st_static.extraction.selection import OccurrenceFinder
+from st_static.extraction.teacher_model import check_teacher, sentence_head
 from st_static.files import write_file_atomically
 from st_static.settings import ExtractionSettings
-from st_static.teachers import TeacherError, check_teacher, sentence_head
+from st_static.teachers import TeacherError
 
 logger = logging.getLogger(__name__)
 

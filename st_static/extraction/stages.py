@@ -46,6 +46,7 @@ from st_static.extraction.corpus import (
 )
 from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.selection import select_sentences
+from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer
 from st_static.extraction.vocabulary import (
     Vocabulary,
     build_vocabulary,
@@ -61,13 +62,7 @@ from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import build_word_tokenizer
 from st_static.reduction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.settings import ExtractionSettings, ReductionSettings, SettingsError
-from st_static.teachers import (
-    load_teacher,
-    load_teacher_tokenizer,
-    resolve_teacher,
-    teacher_max_seq_length,
-    teacher_record,
-)
+from st_static.teachers import resolve_teacher, teacher_max_seq_length, teacher_record
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,14 +16,9 @@ from tokenizers import Tokenizer
 from torch import nn
 from transformers import PreTrainedTokenizerFast
 
-from st_static.errors import ModelFolderError
+from st_static.errors import ModelFolderError as ModelFolderError  # re-export: callers import it from here
 from st_static.files import write_file_atomically, write_text_atomically
-from st_static.model.folder_checks import (
-    FILES_KEY,
-    changed_files,
-    file_hashes,
-    table_problem,
-)
+from st_static.model.folder_checks import FILES_KEY, file_hashes
 from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import write_model2vec_config
 from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
@@ -34,11 +28,8 @@ from st_static.model.saved_files import (
     HASHED_FILES,
     TOKENIZER_FILE_NAME,
     WEIGHTS_FILE_NAME,
-    read_config,
-    read_table,
-    read_tokenizer,
-    saved_by_sentence_transformers,
 )
+from st_static.model.saved_module import read_saved_module
 from st_static.model.tokenization import (
     DROPPED,
     build_word_tokenizer,
@@ -46,8 +37,6 @@ from st_static.model.tokenization import (
     token_targets,
 )
 from st_static.model.word_rows import WordRows
-
-logger = logging.getLogger(__name__)
 
 
 def check_texts(texts: object) -> list[str]:
@@ -380,10 +369,11 @@ class StaticWordAverage(StaticEmbedding):
     ) -> StaticWordAverage:
         """Load a saved module, checking that its files are complete, sound and agree with each other.
 
-        The checks (:mod:`st_static.model.folder_checks`) run before anything is built from the files: only the word
-        tokenizer's structure, finite float tables of sane magnitude, a well-formed config, and (when the config
-        records them) the sha256 of ``tokenizer.json`` and ``model.safetensors`` written at save time. Weights
-        are read from ``model.safetensors`` only, never from a pickle.
+        The checks (:func:`~st_static.model.saved_module.read_saved_module`, :mod:`st_static.model.folder_checks`)
+        run before anything is built from the files: only the word tokenizer's structure, finite float tables of
+        sane magnitude, a well-formed config, and (when the config records them) the sha256 of ``tokenizer.json``
+        and ``model.safetensors`` written at save time. Weights are read from ``model.safetensors`` only, never
+        from a pickle.
 
         Raises:
             ModelFolderError: Naming the folder and the problem: a file is missing, corrupt, changed since the
@@ -396,65 +386,13 @@ class StaticWordAverage(StaticEmbedding):
             "revision": revision,
             "local_files_only": local_files_only,
         }
-        name = model_name_or_path
-        tokenizer_path = cls.load_file_path(name, filename=TOKENIZER_FILE_NAME, **hub_kwargs)
-        if tokenizer_path is None:
-            raise ModelFolderError(f"{name}: {TOKENIZER_FILE_NAME} is missing.")
-        tokenizer = read_tokenizer(name, tokenizer_path)
-        try:
-            targets, num_words = token_targets(tokenizer)
-        except ValueError as error:
-            raise ModelFolderError(f"{name}: {error}") from error
 
-        config_path = cls.load_file_path(name, filename=CONFIG_FILE_NAME, **hub_kwargs)
-        config = {} if config_path is None else read_config(name, config_path)
+        def find_file(file_name: str) -> str | None:
+            return cls.load_file_path(model_name_or_path, filename=file_name, **hub_kwargs)
 
-        weights_path = cls.load_file_path(name, filename=WEIGHTS_FILE_NAME, **hub_kwargs)
-        if weights_path is None:
-            raise ModelFolderError(
-                f"{name}: {WEIGHTS_FILE_NAME} is missing (st-static never opens pickled weights such as "
-                "pytorch_model.bin); re-save the model with st_static.save_model."
-            )
-        table, column_scale = read_table(name, weights_path)
-        if table.ndim != 2 or table.shape[0] != len(targets):
-            raise ModelFolderError(
-                f"{name}: the table has shape {tuple(table.shape)} but {TOKENIZER_FILE_NAME} has "
-                f"{len(targets)} tokens; the tokenizer and the weights come from different models."
-            )
-        for key, actual in (("num_words", num_words), ("num_tokens", len(targets)), ("embedding_dim", table.shape[1])):
-            if key in config and config[key] != actual:
-                raise ModelFolderError(
-                    f"{name}: {CONFIG_FILE_NAME} says {key}={config[key]} but the files give {actual}."
-                )
-        if column_scale is not None and tuple(column_scale.shape) != (table.shape[1],):
-            raise ModelFolderError(
-                f"{name}: column_scale has shape {tuple(column_scale.shape)}, expected ({table.shape[1]},)."
-            )
-        word_vectors = table[:num_words].float()
-        if column_scale is not None:
-            word_vectors = word_vectors * column_scale.float()
-            problem = table_problem(word_vectors, "the table times column_scale")
-            if problem is not None:
-                raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME}: {problem}.")
-        changed = changed_files(config, {TOKENIZER_FILE_NAME: tokenizer_path, WEIGHTS_FILE_NAME: weights_path})
-        if changed == [WEIGHTS_FILE_NAME] and saved_by_sentence_transformers(weights_path):
-            # sentence-transformers' own StaticEmbedding wrote the table (a bare SentenceTransformer(folder),
-            # fine-tuned and saved in place): same tokenizer, new weights, the one layout st-static never writes.
-            logger.warning(
-                "%s: %s was re-saved by sentence-transformers (a fine-tuned bare SentenceTransformer); loading "
-                "its word rows. Save it with st_static.save_model to record its hashes and model2vec's config.",
-                name,
-                WEIGHTS_FILE_NAME,
-            )
-            changed = []
-        if changed:
-            raise ModelFolderError(
-                f"{name}: {' and '.join(changed)} {'has' if len(changed) == 1 else 'have'} changed since the model "
-                f"was saved (sha256 differs from the one in {CONFIG_FILE_NAME}); restore the original, or re-save "
-                "the model with st_static.save_model if the change was intended."
-            )
-        module = cls(tokenizer, word_vectors, metadata=config.get("metadata"))
-        module.folded_column_scale = None if column_scale is None else column_scale.float()
+        saved = read_saved_module(model_name_or_path, find_file)
+        module = cls(saved.tokenizer, saved.word_vectors, metadata=saved.metadata)
+        module.folded_column_scale = saved.column_scale
         return module
 
 
