@@ -113,6 +113,32 @@ def run_mteb(
     return results
 
 
+def local_task_metadata(name: str, description: str, task_type: str, language: str, main_score: str) -> Any:
+    """mteb ``TaskMetadata`` of a task whose data is read from local files (no Hub dataset, one ``test`` split)."""
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    return TaskMetadata(
+        name=name,
+        dataset={"path": f"local/{name}", "revision": "local"},
+        description=description,
+        reference=None,
+        type=task_type,
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=[language],
+        main_score=main_score,
+        date=None,
+        domains=None,
+        task_subtypes=None,
+        license=None,
+        annotations_creators=None,
+        dialect=None,
+        sample_creation=None,
+        bibtex_citation=None,
+    )
+
+
 def local_sts_task(
     path: str | os.PathLike[str],
     name: str | None = None,
@@ -127,30 +153,10 @@ def local_sts_task(
     _import_mteb()
     from datasets import Dataset, DatasetDict
     from mteb.abstasks.sts import AbsTaskSTS
-    from mteb.abstasks.task_metadata import TaskMetadata
 
     pairs = read_scored_pairs(path)
     task_name = name or f"Local-{os.path.splitext(os.path.basename(path))[0]}"
-    metadata = TaskMetadata(
-        name=task_name,
-        dataset={"path": f"local/{task_name}", "revision": "local"},
-        description=f"STS pairs read from {path}.",
-        reference=None,
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=[language],
-        main_score="cosine_spearman",
-        date=None,
-        domains=None,
-        task_subtypes=None,
-        license=None,
-        annotations_creators=None,
-        dialect=None,
-        sample_creation=None,
-        bibtex_citation=None,
-    )
+    metadata = local_task_metadata(task_name, f"STS pairs read from {path}.", "STS", language, "cosine_spearman")
 
     class LocalSTSTask(AbsTaskSTS):
         def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:

@@ -45,28 +45,10 @@ def _import_mteb() -> Any:
 
 
 def _metadata(task: TaskFile, language: str) -> Any:
-    from mteb.abstasks.task_metadata import TaskMetadata
+    from st_static.evaluation.mteb_tasks import local_task_metadata
 
-    return TaskMetadata(
-        name=task.name,
-        dataset={"path": f"local/{task.name}", "revision": "local"},
-        description=f"Local {task.type.replace('_', ' ')} task read from {task.path.name}.",
-        reference=None,
-        type=_MTEB_TYPES[task.type],
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=[language],
-        main_score=MAIN_METRICS[task.type],
-        date=None,
-        domains=None,
-        task_subtypes=None,
-        license=None,
-        annotations_creators=None,
-        dialect=None,
-        sample_creation=None,
-        bibtex_citation=None,
-    )
+    description = f"Local {task.type.replace('_', ' ')} task read from {task.path.name}."
+    return local_task_metadata(task.name, description, _MTEB_TYPES[task.type], language, MAIN_METRICS[task.type])
 
 
 def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
