@@ -109,6 +109,19 @@ def task_scores(model: object, tasks_dir: Path) -> dict[str, tuple[float, float]
     return {name: scorer(encode, tasks_dir / file) for name, (scorer, file) in ENGLISH_TASKS.items()}
 
 
+def scored_row(variant: str, sts: dict[str, float], tasks: dict[str, tuple[float, float]], **extra: object) -> dict:
+    """A variant's row of the report: its STS and task scores (``extra`` keys after its name) and their means."""
+    return {
+        "variant": variant,
+        **extra,
+        "sts": sts,
+        "tasks": tasks,
+        "sts_dev_mean": float(np.mean([sts[task] for task in STS_DEV])),
+        "task_dev_mean": float(np.mean([dev for dev, _ in tasks.values()])),
+        "task_test_mean": float(np.mean([test for _, test in tasks.values()])),
+    }
+
+
 def plot(rows: list[dict], path: Path) -> None:
     """Bars of the task dev mean and the STS dev mean per variant (the choosing columns)."""
     import matplotlib
@@ -131,7 +144,7 @@ def plot(rows: list[dict], path: Path) -> None:
     figure.savefig(path, dpi=120)
 
 
-def report(rows: list[dict], output: Path | None, command: str) -> None:
+def report(rows: list[dict], output: Path | None, command: str, title: str = "Task levers") -> None:
     """Print the table of ``rows`` (and, with ``output``, write it, its JSON and the plot)."""
     task_names = list(ENGLISH_TASKS)
     header = ["variant", *STS_DEV, "STS dev mean", *(f"{task} dev" for task in task_names), "task dev mean"]
@@ -147,7 +160,7 @@ def report(rows: list[dict], output: Path | None, command: str) -> None:
         plot(rows, output.with_suffix(".png"))
     write_report(
         output,
-        ["# Task levers", "", f"Command: `{command}`", "", *lines],
+        [f"# {title}", "", f"Command: `{command}`", "", *lines],
         rows,
     )
 
@@ -175,16 +188,7 @@ def main() -> None:
         seconds = time.perf_counter() - started
         sts = {task: result["score"] for task, result in evaluate_sts(model).items()}
         tasks = task_scores(model, arguments.data / "tasks")
-        row = {
-            "variant": name,
-            "settings": overrides,
-            "seconds": seconds,
-            "sts": sts,
-            "tasks": tasks,
-            "sts_dev_mean": float(np.mean([sts[task] for task in STS_DEV])),
-            "task_dev_mean": float(np.mean([dev for dev, _ in tasks.values()])),
-            "task_test_mean": float(np.mean([test for _, test in tasks.values()])),
-        }
+        row = scored_row(name, sts, tasks, settings=overrides, seconds=seconds)
         rows.append(row)
         print(json.dumps(row), flush=True)
 
