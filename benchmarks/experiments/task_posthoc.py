@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchmarks.common import command_line, task_evaluator
+from benchmarks.common import command_line, resolve_teacher, task_evaluator
 from benchmarks.task_levers import STS_DEV, STS_TEST, report, scored_row, task_scores
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -102,7 +102,7 @@ def variants(model: object, arguments: argparse.Namespace) -> dict[str, Encoder]
     for center in (False, True):
         weight = linear_map(model, arguments.targets, 1e-3, center)
         found[f"linear map to the teacher{' (centred)' if center else ''}"] = table_encoder(model, table @ weight)
-    teacher = SentenceTransformer(arguments.teacher, device="cpu")
+    teacher = SentenceTransformer(resolve_teacher(arguments.teacher), device="cpu")
     alone = teacher.encode(words, batch_size=512, convert_to_numpy=True)
     alone_table = np.zeros((len(table), alone.shape[1]))
     alone_table[: len(words)] = alone - alone.mean(axis=0)
