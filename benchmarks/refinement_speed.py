@@ -60,7 +60,7 @@ def main() -> None:
         model,
         sentences,
         teacher,
-        max_steps=args.steps,
+        steps=args.steps,
         eval_steps=args.eval_steps,
         patience=args.patience,
         output_dir=args.output_dir,
