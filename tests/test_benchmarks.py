@@ -105,3 +105,23 @@ def test_benchmarks_do_not_edit_sys_path():
         str(path.relative_to(REPO)) for path in (REPO / "benchmarks").rglob("*.py") if "sys.path" in path.read_text()
     ]
     assert not offenders, offenders
+
+
+def test_refinement_speed_runs_its_distillation(tmp_path):
+    # --help alone missed a renamed setting (max_steps -> steps) that broke this benchmark at its first call.
+    words = [f"word{index}" for index in range(300)]
+    lines = [" ".join(words[index : index + 6]) for index in range(0, 294, 3)]
+    (tmp_path / "corpus.txt").write_text("\n".join(lines * 12) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    command = ["--corpus", str(tmp_path / "corpus.txt"), "--vocab-size", "300", "--dim", "16", "--teacher-dim", "8"]
+    command += ["--sentences", "1000", "--steps", "6", "--eval-steps", "3"]
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.refinement_speed", *command],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^steps: 6, time: [0-9.]+ s, steps/s: [0-9.]+", result.stdout, re.MULTILINE), result.stdout
