@@ -38,6 +38,7 @@ from benchmarks.common import (
     load_model,
     lookup_encoder,
     model_encoder,
+    resolve_teacher,
     task_texts,
     write_report,
 )
@@ -138,7 +139,7 @@ def main() -> None:
     tasks = tasks_for(args.data, languages)
     rows: dict[str, dict[str, float]] = {}
     if args.teacher:
-        teacher = SentenceTransformer(args.teacher, device="cpu")
+        teacher = SentenceTransformer(resolve_teacher(args.teacher), device="cpu")
         rows["teacher"] = evaluate(model_encoder(teacher, prompt=args.prompt), tasks)
     if args.peer:
         rows["tokenlearn-static-model"] = evaluate(peer_encoder(args.cache, task_texts(tasks)), tasks)
