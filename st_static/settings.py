@@ -217,6 +217,12 @@ class BuildSettings:
     """Everything that decides what a build produces: its inputs and the settings of each stage."""
 
     corpus: str | None = setting(None, "Text file, one sentence per line (the table's first language).")
+    passages: str | None = setting(
+        None,
+        "Text file, one passage per line (consecutive sentences of one document, e.g. made by "
+        "benchmarks/experiments/registry_passages.py): the teacher also reads these, as distillation targets for "
+        "long texts (--long-texts of them; 0: all), instead of runs of corpus lines.",
+    )
     parallel: list[str] | None = setting(
         None,
         "Translation pairs (TSV with a header, first language first) for a cross-lingual table; file i pairs the "
@@ -250,6 +256,10 @@ class BuildSettings:
             self.parallel = [str(path) for path in self.parallel] or None
         if self.corpus is not None:
             self.corpus = str(self.corpus)
+        if self.passages is not None:
+            self.passages = str(self.passages)
+            if self.parallel:
+                raise SettingsError("passages are long texts for a one-language table; a cross-lingual build has none.")
         if self.parallel and len(self.languages) != len(self.parallel) + 1:
             raise SettingsError(
                 f"--languages {','.join(self.languages)} needs {len(self.languages) - 1} parallel file(s) pairing "
@@ -287,7 +297,12 @@ class BuildSettings:
     @property
     def inputs(self) -> list[str]:
         """The files the build reads (none may lie inside its output)."""
-        return [*([self.corpus] if self.corpus else []), *(self.parallel or []), *(self.extra_pairs or {}).values()]
+        return [
+            *([self.corpus] if self.corpus else []),
+            *([self.passages] if self.passages else []),
+            *(self.parallel or []),
+            *(self.extra_pairs or {}).values(),
+        ]
 
     @classmethod
     def from_flat(cls, **values: Any) -> BuildSettings:

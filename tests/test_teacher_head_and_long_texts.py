@@ -12,10 +12,11 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Dense, Normalize
 
 import st_static
+from st_static.extraction.corpus import CorpusError
 from st_static.extraction.extract import extract_word_vectors
-from st_static.extraction.long_texts import make_long_texts
+from st_static.extraction.long_texts import make_long_texts, pick_passages
 from st_static.model.tokenization import build_word_tokenizer
-from st_static.settings import ExtractionSettings, SettingsError
+from st_static.settings import BuildSettings, ExtractionSettings, SettingsError
 from st_static.teachers import TeacherError, default_prompt, sentence_head
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
@@ -117,6 +118,38 @@ def test_long_texts_join_the_distillation_and_key_their_own_stage(teacher_folder
     assert len(texts) == 6 and np.load(long_stage / "targets.npy").shape[0] == 6
     assert len(list(work.glob("distillation-*"))) == 2
     assert not np.allclose(plain.encode(["the cat sat"]), with_long.encode(["the cat sat"]))
+
+
+def test_passages_are_kept_whole_in_file_order_chosen_by_count_and_cut():
+    passages = ["one two  three", "", "four five six seven", "  ", "eight nine"]
+    assert pick_passages(passages, 0) == ["one two three", "four five six seven", "eight nine"]
+    whole = pick_passages(passages, 0)
+    chosen = pick_passages(passages, 2, seed=3)
+    assert len(chosen) == 2 and chosen == sorted(chosen, key=whole.index)
+    assert pick_passages(passages, 0, cut=2) == ["one two", "four five", "eight nine"]
+    with pytest.raises(ValueError, match="no text"):
+        pick_passages(["", " "], 0)
+
+
+def test_passages_replace_corpus_runs_as_long_texts_and_key_their_stage(teacher_folder, tmp_path):
+    work = tmp_path / "work"
+    passages = tmp_path / "passages.txt"
+    passages.write_text("the cat sat on the mat. the dog ran in the park.\na bird sang. the sun is out today.\n")
+    st_static.distill(str(teacher_folder), TINY_CORPUS * 3, work_dir=work, passages=str(passages), **TINY)
+    (stage,) = work.glob("long-texts-*")
+    assert sorted((stage / "texts.txt").read_text().split("\n")) == [
+        "a bird sang. the sun is out today.",
+        "the cat sat on the mat. the dog ran in the park.",
+    ]
+    passages.write_text("the cat sat on the mat. a bird sang.\n")
+    st_static.distill(str(teacher_folder), TINY_CORPUS * 3, work_dir=work, passages=str(passages), **TINY)
+    assert len(list(work.glob("long-texts-*"))) == 2  # new passages, new teacher targets
+    with pytest.raises(SettingsError, match="one-language"):
+        BuildSettings(passages=str(passages), parallel=["pairs.tsv"], languages=["en", "de"])
+    with pytest.raises(CorpusError, match="does not exist"):
+        st_static.distill(
+            str(teacher_folder), TINY_CORPUS * 3, work_dir=work, passages=str(tmp_path / "no.txt"), **TINY
+        )
 
 
 def test_an_interrupted_pass_of_a_teacher_with_a_head_resumes_to_the_same_table(teacher_folder, tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ from st_static.extraction.corpus import (
     CorpusSource,
     check_corpus,
     check_corpus_language,
+    check_corpus_source,
     corpus_digest,
     corpus_name,
     iter_sentences,
@@ -135,6 +136,8 @@ def run_pipeline(
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
+    if settings.passages:
+        check_corpus_source(settings.passages)  # missing, empty, UTF-16 or JSON: refused before the teacher pass
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
     check_prompt_length(settings.extraction, teacher_tokenizer)
     teacher_dim = teacher_dimension(settings.extraction.teacher)
@@ -180,13 +183,14 @@ def run_pipeline(
     long_texts = None
     extra_pairs = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
     refinement_inputs: list[Any] = [extra_pairs]  # (a build without long texts keeps the key it always had)
-    if settings.extraction.long_texts and corpus is not None and multilingual is None:
+    if (settings.extraction.long_texts or settings.passages) and corpus is not None and multilingual is None:
         long_key = stage_key(
             extraction_settings["teacher"],
             extraction_settings["prompt"],
             extraction_settings["teacher_precision"],
             corpus_digest(corpus),
             long_text_settings,
+            *([content_digest(settings.passages)] if settings.passages else []),
         )
         started = time.perf_counter()
         long_texts = _long_texts(settings, corpus, work_dir / f"long-texts-{long_key}")
@@ -283,6 +287,9 @@ def _extract(
 def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path) -> LongTexts:
     """Step 1c: the long texts and their teacher vectors (one process makes them; the others read its folder)."""
     if is_first_process() and not (destination / "targets.npy").is_file():
+        passages = None
+        if settings.passages:
+            passages = list(iter_sentences(settings.passages))
         teacher = load_teacher(
             settings.extraction.teacher, device=settings.device, precision=settings.extraction.teacher_precision
         )
@@ -293,6 +300,7 @@ def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path
             count=settings.extraction.long_texts,
             sentences_per_text=settings.extraction.long_text_sentences,
             prompt=settings.extraction.prompt or "",
+            passages=passages,
         )
     barrier()
     return LongTexts.open(destination)

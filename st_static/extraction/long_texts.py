@@ -2,8 +2,9 @@
 
 The corpus sentences teach how a short sentence's words add up. Searching and clustering documents needs the same
 for long texts, where the teacher weighs a few topical words against many function words. A long text here is a
-run of consecutive corpus lines joined with spaces, cut to the teacher's input length, so the student (which reads
-every word) sees what the teacher read.
+passage of one document (``--passages``, one per line) or else a run of consecutive corpus lines joined with spaces,
+cut to the teacher's input length, so the student (which reads every word) sees what the teacher read. Runs of a
+shuffled corpus (as ``en.txt`` is) join unrelated sentences; passages keep a document's topic.
 """
 
 from __future__ import annotations
@@ -78,6 +79,22 @@ def make_long_texts(
     return texts
 
 
+def pick_passages(passages: Sequence[str], count: int, seed: int = 0, cut: int | None = None) -> list[str]:
+    """``count`` of the non-empty ``passages`` (all of them for 0), chosen with ``seed``, each cut to ``cut`` words.
+
+    Raises:
+        ValueError: If no passage has text.
+    """
+    texts = [" ".join(passage.split()) for passage in passages]
+    texts = [text for text in texts if text]
+    if not texts:
+        raise ValueError("The passages file has no text: give one passage per line.")
+    if count and count < len(texts):
+        chosen = np.sort(np.random.default_rng(seed).permutation(len(texts))[:count])
+        texts = [texts[int(index)] for index in chosen]
+    return [" ".join(text.split()[:cut]) if cut else text for text in texts]
+
+
 def encode_long_texts(
     teacher: SentenceTransformer, texts: list[str], prompt: str, partial: Path, batch_size: int = 32
 ) -> np.ndarray:
@@ -119,18 +136,23 @@ def run_long_texts(
     sentences_per_text: int,
     prompt: str,
     seed: int = 0,
+    passages: Sequence[str] | None = None,
 ) -> LongTexts:
-    """Make the long texts, encode them with the teacher and publish both in ``destination`` (resumable)."""
+    """Make the long texts (from ``passages`` when given, else runs of ``sentences``), encode them with the teacher
+    and publish both in ``destination`` (resumable)."""
     destination = Path(destination)
     if (destination / TARGETS_FILE).is_file():
         return LongTexts.open(destination)
     cut = teacher.max_seq_length // 2 if teacher.max_seq_length else None  # about one word per two tokens
-    texts = make_long_texts(sentences, count, sentences_per_text, seed=seed, cut=cut)
+    if passages is not None:
+        texts = pick_passages(passages, count, seed=seed, cut=cut)
+    else:
+        texts = make_long_texts(sentences, count, sentences_per_text, seed=seed, cut=cut)
     order = sorted(range(len(texts)), key=lambda index: len(texts[index]))  # similar lengths batch together
     ordered = [texts[index] for index in order]
     partial = destination.with_name(destination.name + ".partial")
     vectors = encode_long_texts(teacher, ordered, prompt, partial)
-    logger.info("Encoded %d long texts of %d sentences.", len(ordered), sentences_per_text)
+    logger.info("Encoded %d long texts.", len(ordered))
     with staged_folder(destination, replaceable=lambda _: True) as staging:
         (staging / TEXTS_FILE).write_text("\n".join(ordered), encoding="utf-8")
         np.save(staging / TARGETS_FILE, vectors)
