@@ -146,7 +146,7 @@ def test_passages_replace_corpus_runs_as_long_texts_and_key_their_stage(teacher_
     assert len(list(work.glob("long-texts-*"))) == 2  # new passages, new teacher targets
     with pytest.raises(SettingsError, match="one-language"):
         BuildSettings(passages=str(passages), parallel=["pairs.tsv"], languages=["en", "de"])
-    with pytest.raises(CorpusError, match="does not exist"):
+    with pytest.raises(CorpusError, match=r"passages: .*does not exist"):
         st_static.distill(
             str(teacher_folder), TINY_CORPUS * 3, work_dir=work, passages=str(tmp_path / "no.txt"), **TINY
         )

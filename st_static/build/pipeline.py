@@ -136,8 +136,11 @@ def run_pipeline(
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
-    if settings.passages:
-        check_corpus_source(settings.passages)  # missing, empty, UTF-16 or JSON: refused before the teacher pass
+    if settings.passages:  # missing, empty, UTF-16 or JSON: refused before the teacher pass
+        try:
+            check_corpus_source(settings.passages)
+        except CorpusError as error:
+            raise CorpusError(f"passages: {error}") from None
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
     check_prompt_length(settings.extraction, teacher_tokenizer)
     teacher_dim = teacher_dimension(settings.extraction.teacher)
