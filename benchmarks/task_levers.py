@@ -184,7 +184,8 @@ def main() -> None:
         started = time.perf_counter()
         from st_static import distill
 
-        model = distill(arguments.teacher, arguments.corpus, work_dir=arguments.work, **overrides)
+        corpus = overrides.pop("corpus", arguments.corpus)
+        model = distill(arguments.teacher, corpus, work_dir=arguments.work, **overrides)
         seconds = time.perf_counter() - started
         sts = {task: result["score"] for task, result in evaluate_sts(model).items()}
         tasks = task_scores(model, arguments.data / "tasks")
