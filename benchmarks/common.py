@@ -94,6 +94,7 @@ LIBRARY = {
     "st_static.model.static_word_average": ["check_texts"],
     "st_static.evaluation.report": ["package_versions"],
     "st_static.teachers": ["DEFAULT_TEACHER", "resolve_teacher", "teacher_record"],
+    "st_static.tensors": ["to_numpy"],
     "st_static.extraction.teacher_model": ["load_teacher", "load_teacher_tokenizer"],
     "st_static.model.tokenization": ["build_word_tokenizer", "split_words", "token_targets"],
     "st_static.training": ["refine_by_distillation"],

@@ -40,6 +40,7 @@ from benchmarks.common import (
     model_encoder,
     resolve_teacher,
     task_texts,
+    to_numpy,
     write_report,
 )
 
@@ -102,8 +103,8 @@ def figure_one(extraction: ExtractionStage, reduced: StaticWordAverage, other: s
         foreign = [i for i, word in enumerate(words) if is_spaceless_token(word)][:1000]
     else:
         foreign = [i for i, word in enumerate(words) if not word.isascii() and word.isalpha()][:1000]
-    before = raw.word_vectors.detach().numpy()
-    after = reduced.word_vectors.detach().numpy()
+    before = to_numpy(raw.word_vectors)
+    after = to_numpy(reduced.word_vectors)
     figure = plot_language_separation(
         before[english],
         before[foreign],
@@ -153,7 +154,7 @@ def main() -> None:
     raw = raw_model[0]
     pca_dim = load_model(find_stage(args.work_dir, "pca"))[0].embedding_dim
     no_abtt = fit_reduction(raw, extraction.pca_sentences(), ReductionSettings(dim=pca_dim, removed_components=0))
-    no_abtt_module = StaticWordAverage(raw.tokenizer, no_abtt.apply(raw.word_vectors.detach().numpy()))
+    no_abtt_module = StaticWordAverage(raw.tokenizer, no_abtt.apply(to_numpy(raw.word_vectors)))
     rows["PCA, no ABTT"] = evaluate(model_encoder(SentenceTransformer(modules=[no_abtt_module, Normalize()])), tasks)
     reduced = load_model(find_stage(args.work_dir, "pca"))
     rows["PCA + ABTT"] = evaluate(model_encoder(reduced), tasks)

@@ -25,6 +25,7 @@ from benchmarks.common import (
     load_model,
     model_encoder,
     removed_components_for,
+    to_numpy,
 )
 
 TASKS = ("stsb-en-dev", "sick-dev", "stsb-en-test")
@@ -41,7 +42,7 @@ def main() -> None:
     stage = ExtractionStage.open(arguments.extraction)
     raw = load_model(stage.model_path)
     module: StaticWordAverage = raw[0]
-    vectors = module.word_vectors.detach().numpy()
+    vectors = to_numpy(module.word_vectors)
     teacher_dim = vectors.shape[1]
     top = removed_components_for(teacher_dim)
     pca_sentences = stage.pca_sentences()

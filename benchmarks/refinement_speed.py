@@ -19,7 +19,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
-from benchmarks.common import StaticWordAverage, default_corpus, refine_by_distillation, split_words
+from benchmarks.common import StaticWordAverage, default_corpus, refine_by_distillation, split_words, to_numpy
 
 
 def main() -> None:
@@ -50,7 +50,7 @@ def main() -> None:
     bags = torch.nn.functional.embedding_bag(
         torch.from_numpy(rows), teacher_table, torch.from_numpy(offsets), mode="mean", padding_idx=module.num_words
     )
-    teacher = torch.tanh(bags * 3).numpy()
+    teacher = to_numpy(torch.tanh(bags * 3))
     print(
         f"setup: {len(sentences)} sentences, table {module.embedding.weight.shape[0]} x {args.dim} "
         f"({module.num_words} words), teacher dim {args.teacher_dim}, {time.perf_counter() - started:.1f} s"

@@ -27,6 +27,7 @@ from benchmarks.common import (
     load_model,
     place_in_hf_cache,
     resolve_teacher,
+    to_numpy,
 )
 
 ADVERSARIAL = [
@@ -88,7 +89,7 @@ def pipeline_rows(module: StaticWordAverage, text: str) -> list[int | None]:
     """The saved pipeline's row (or None) per word: the first token of each word if it reads a word row."""
     encoding = module.tokenizer.encode(text, add_special_tokens=False)
     rows: dict[int, int | None] = {}
-    targets = module.token_rows.numpy()
+    targets = to_numpy(module.token_rows)
     for token_id, word_id in zip(encoding.ids, encoding.word_ids, strict=True):
         if word_id not in rows:
             row = int(targets[token_id])

@@ -32,6 +32,7 @@ from benchmarks.common import (
     static_module,
     sum_rows,
     text_vector,
+    to_numpy,
 )
 
 QUERY = "The quick brown fox jumps over the lazy dog."
@@ -68,7 +69,7 @@ def old_token_rows(module: st_static.StaticWordAverage, texts: list[str]) -> tup
     ids = np.fromiter((i for encoding in encodings for i in encoding.ids), dtype=np.int64, count=int(lengths.sum()))
     offsets = np.zeros(len(encodings), dtype=np.int64)
     np.cumsum(lengths[:-1], out=offsets[1:])
-    return module.token_rows.numpy()[ids], offsets
+    return to_numpy(module.token_rows)[ids], offsets
 
 
 def torch_sum(weight: torch.Tensor, rows: np.ndarray, offsets: np.ndarray, pad: int) -> torch.Tensor:

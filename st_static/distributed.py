@@ -27,12 +27,17 @@ def process_rank() -> tuple[int, int]:
     if launched_processes() <= 1:
         return 0, 1
     if not torch.distributed.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        torch.distributed.init_process_group(backend=backend)
+        torch.distributed.init_process_group(backend=process_group_backend())
         # A process group left to the interpreter's teardown can abort the process ("terminate called without
         # an active exception") while its peer exits; close it explicitly instead.
         atexit.register(_close_process_group)
     return torch.distributed.get_rank(), torch.distributed.get_world_size()
+
+
+def process_group_backend() -> str:
+    """The process group's backends: gloo for CPU tensors (the teacher pass sums its counts on the CPU, which nccl
+    alone refuses), nccl for CUDA tensors where there are GPUs."""
+    return "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
 
 
 def process_device(device: str | None) -> str | None:

@@ -35,6 +35,7 @@ from st_static.model.languages import (
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import build_word_tokenizer, split_words
 from st_static.teachers import strip_subword_markers
+from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +158,7 @@ def complete_vocabulary(
 
     vectors, encoded = isolated_token_vectors(teacher, known + missing, prompt=prompt)
     known_vectors, known_ok = vectors[: len(known)], encoded[: len(known)]
-    table = module.word_vectors.detach().numpy()
+    table = to_numpy(module.word_vectors)
     source = known_vectors[known_ok]
     target = table[[row_of[word] for word, ok in zip(known, known_ok, strict=True) if ok]]
 

@@ -30,6 +30,7 @@ from st_static.extraction.teacher_model import check_teacher, sentence_head
 from st_static.files import write_file_atomically
 from st_static.settings import ExtractionSettings
 from st_static.teachers import TeacherError
+from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ class TokenAligner:
             return_tensors="np",
         )
         if encoded["input_ids"].shape != tuple(input_ids.shape) or not np.array_equal(
-            encoded["input_ids"], input_ids.numpy()
+            encoded["input_ids"], to_numpy(input_ids)
         ):
             raise TeacherError("The teacher's tokenizer gave different ids with offsets than without.")
         occurrences = self.finder.find(texts)
@@ -290,7 +291,7 @@ def extract_word_vectors(
             output = teacher.forward(features)
             forward_seconds += time.perf_counter() - forward_started
             hidden = output["token_embeddings"].float().cpu()
-            targets[batch.indices] = output["sentence_embedding"].float().cpu().numpy()
+            targets[batch.indices] = to_numpy(output["sentence_embedding"], dtype=torch.float32)
             tokens_done += int(features["attention_mask"].sum())
             positions, token_occurrence, occurrence_rows = aligner.align(
                 batch.texts, prompt, features["input_ids"].cpu()
@@ -351,7 +352,7 @@ def _gather_targets(
             mine[batches[number].indices] = True
         gathered[torch.from_numpy(~mine)] = 0.0
         torch.distributed.all_reduce(gathered)
-        return gathered.numpy()
+        return to_numpy(gathered)
     torch.distributed.barrier()
     combined = np.zeros((rows, dim), dtype=np.float32)
     for other in range(world_size):

@@ -63,6 +63,7 @@ from st_static.model.tokenization import build_word_tokenizer
 from st_static.reduction.pca import PCATransform, fit_pca, removed_components_for
 from st_static.settings import ExtractionSettings, ReductionSettings, SettingsError
 from st_static.teachers import resolve_teacher, teacher_max_seq_length, teacher_record
+from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
 
@@ -358,7 +359,7 @@ def fit_reduction(module: StaticWordAverage, pca_sentences: Sequence[str], setti
     if removed_components is None:
         removed_components = removed_components_for(module.embedding_dim)
     if settings.pca_level == "word":
-        vectors = module.word_vectors.detach().numpy()
+        vectors = to_numpy(module.word_vectors)
     else:
         vectors = encode(module, list(pca_sentences), normalize=False)
         vectors = vectors[np.abs(vectors).sum(axis=1) > 0]  # sentences without a known word carry nothing
@@ -371,7 +372,7 @@ def run_reduction(
     """Apply step 2 to a finished extraction and (with ``output``) save the reduced model atomically."""
     raw_module: StaticWordAverage = load_model(extraction.model_path)[0]
     transform = fit_reduction(raw_module, extraction.pca_sentences(), settings)
-    reduced = transform.apply(raw_module.word_vectors.detach().numpy())
+    reduced = transform.apply(to_numpy(raw_module.word_vectors))
     pca = PCARecord(level=settings.pca_level, removed_components=transform.removed_components, dim=settings.dim)
     module = StaticWordAverage(raw_module.tokenizer, reduced, metadata=raw_module.metadata.with_stage("pca", pca=pca))
     model = SentenceTransformer(modules=[module, Normalize()], device="cpu")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from st_static.teachers import TeacherError, find_teacher, is_repo_id, resolve_teacher
+from st_static.tensors import to_numpy
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -218,6 +219,6 @@ def sentence_head(teacher: SentenceTransformer) -> Callable[[np.ndarray], np.nda
                 weight = layer.weight.detach().float().cpu()
                 bias = layer.bias.detach().float().cpu() if layer.bias is not None else None
                 mapped = torch.nn.functional.linear(mapped, weight, bias)
-        return mapped.numpy()
+        return to_numpy(mapped)
 
     return apply

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from st_static.tensors import to_numpy
+
 SMALL_TEXT_ROWS = 4096  # one text up to this many rows is summed in numpy
 NORM_EPSILON = 1e-12  # torch.nn.functional.normalize's default
 
@@ -60,7 +62,7 @@ def sum_rows(weight: torch.Tensor, rows: np.ndarray, offsets: np.ndarray, droppe
             mode="sum",
             padding_idx=dropped_row,
         )
-    return sums.cpu().numpy()
+    return to_numpy(sums)
 
 
 def known_counts(rows: np.ndarray, offsets: np.ndarray, dropped_row: int) -> np.ndarray:

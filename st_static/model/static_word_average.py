@@ -37,6 +37,7 @@ from st_static.model.tokenization import (
     token_targets,
 )
 from st_static.model.word_rows import WordRows
+from st_static.tensors import to_numpy
 
 
 def check_texts(texts: object) -> list[str]:
@@ -225,7 +226,7 @@ class StaticWordAverage(StaticEmbedding):
         """Texts -> rows of this table (:class:`~st_static.model.word_rows.WordRows`), made on first use."""
         reader = self.__dict__.get("_word_rows")
         if reader is None:
-            reader = WordRows(self.tokenizer, self.token_rows.cpu().numpy(), self.num_words)
+            reader = WordRows(self.tokenizer, to_numpy(self.token_rows), self.num_words)
             self._word_rows = reader
         return reader
 
@@ -264,7 +265,7 @@ class StaticWordAverage(StaticEmbedding):
             return cached[2]
         if weight.device.type != "cpu" or weight.dtype != torch.float32:
             return None
-        table = weight.detach().numpy()
+        table = to_numpy(weight)
         self._numpy_table = (weight, weight.data_ptr(), table)
         return table
 
@@ -279,7 +280,7 @@ class StaticWordAverage(StaticEmbedding):
         table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
         if table is None:
             return super().forward(features, **kwargs)
-        rows, starts = input_ids.numpy(), offsets.numpy()
+        rows, starts = to_numpy(input_ids), to_numpy(offsets)
         if len(starts) == 1 and len(rows) <= SMALL_TEXT_ROWS:
             means = text_vector(table, rows, self.num_words, normalize=False)[None, :]
         else:

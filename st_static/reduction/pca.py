@@ -9,6 +9,8 @@ from typing import Literal
 import numpy as np
 import torch
 
+from st_static.tensors import to_numpy
+
 logger = logging.getLogger(__name__)
 
 
@@ -65,7 +67,7 @@ def fit_pca(
         raise ValueError(f"PCA to {dim} dimensions needs more than {dim + removed_components} vectors, got {count}.")
     mean = vectors.mean(axis=0)
     centred = torch.from_numpy(vectors - mean)
-    covariance = (centred.T @ centred / (count - 1)).numpy()
+    covariance = to_numpy(centred.T @ centred / (count - 1))
     eigenvalues, eigenvectors = np.linalg.eigh(covariance)
     order = np.argsort(eigenvalues)[::-1]
     eigenvalues, eigenvectors = eigenvalues[order], eigenvectors[:, order]

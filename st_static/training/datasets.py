@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from st_static.model.static_word_average import check_texts
+from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def plan_split(num_items: int, batch_size: int, validation_size: int, name: str)
 def check_teacher_embeddings(teacher_embeddings: np.ndarray | torch.Tensor, num_sentences: int) -> np.ndarray:
     """The teacher embeddings as a finite float32 matrix with one row per sentence."""
     if torch.is_tensor(teacher_embeddings):
-        teacher_embeddings = teacher_embeddings.detach().cpu().numpy()
+        teacher_embeddings = to_numpy(teacher_embeddings)
     teacher = np.asarray(teacher_embeddings)
     if teacher.ndim != 2 or teacher.shape[0] != num_sentences:
         raise ValueError(

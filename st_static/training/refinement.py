@@ -17,6 +17,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from st_static.losses.registry import make_loss, registered_loss
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.settings import RefinementSettings
+from st_static.tensors import to_numpy
 from st_static.training.datasets import SplitData, distillation_datasets, pair_name, translation_datasets
 from st_static.training.propagation import propagate_refinement
 from st_static.training.records import TrainingResult
@@ -164,7 +165,7 @@ def refine(
     stage = (
         "contrastive" if any(registered_loss(name).data == "translation_pairs" for name in names) else "distillation"
     )
-    before = module.word_vectors.detach().clone().numpy() if settings.propagate_to_untrained else None
+    before = to_numpy(module.word_vectors).copy() if settings.propagate_to_untrained else None
     result = _train(
         model,
         module,
@@ -178,7 +179,7 @@ def refine(
         device,
     )
     if before is not None:
-        table, mapped = propagate_refinement(before, module.word_vectors.detach().numpy())
+        table, mapped = propagate_refinement(before, to_numpy(module.word_vectors))
         with torch.no_grad():
             module.word_vectors.copy_(torch.from_numpy(table))
         module.sync_token_rows()
