@@ -216,6 +216,31 @@ def test_cli_build_passes_its_options_to_the_build(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "KEY=VALUE" in result.output
 
 
+def test_cli_build_shows_one_line_per_stage_and_the_trainer_logs_only_when_verbose(teacher, corpus, tmp_path):
+    arguments = ["build", "--teacher", str(teacher), "--corpus", str(corpus), "--dim", "8", "--min-sentences", "1"]
+    arguments += ["--batch-size", "4", "--validation-size", "8", "--eval-steps", "4", "--pca-sample-size", "100"]
+    arguments += ["--out", str(tmp_path / "m")]
+    quiet = CliRunner().invoke(app, [*arguments, "--steps", "12"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "{'loss'" not in quiet.output and "'eval_loss'" not in quiet.output
+    assert "Refining (distillation)" in quiet.output and "Loading weights" not in quiet.output
+    assert "Encoding sentences" in quiet.output
+    history = json.loads((tmp_path / "m" / "training" / "training_history.json").read_text())
+    logged = [entry["step"] for entry in history["trainer_logs"] if "loss" in entry]
+    assert logged == [4, 8, 12]  # the logs the terminal no longer shows are kept
+    assert any("eval_loss" in entry for entry in history["trainer_logs"])
+
+    verbose = CliRunner().invoke(app, [*arguments, "--steps", "8", "--verbose"])
+    assert verbose.exit_code == 0, verbose.output
+    assert "{'loss'" in verbose.output and "'eval_loss'" in verbose.output
+    # --verbose changes what is shown, not what is built: a quiet rerun reuses the verbose run's refinement.
+    work = tmp_path / "m.work"
+    assert len(list(work.glob("distillation-*"))) == 2
+    again = CliRunner().invoke(app, [*arguments, "--steps", "8"])
+    assert again.exit_code == 0, again.output
+    assert len(list(work.glob("distillation-*"))) == 2 and "Refining" not in again.output
+
+
 def test_extra_pairs_join_the_contrastive_training_only(teacher, tmp_path):
     parallel = tmp_path / "en-de.tsv"
     rows = [f"{english}\t{german}" for english, german in zip(TINY_CORPUS, GERMAN, strict=True)]

@@ -10,6 +10,8 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -58,12 +60,21 @@ def build(
     force: Annotated[
         bool, typer.Option("--force", help="Replace --out even if it is a non-empty folder that is not a model.")
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Show the trainer's own progress bars and logs ({'loss': ...} per step) and the weight-loading bars "
+            "instead of one progress line per stage (the logs are kept in training/training_history.json either way).",
+        ),
+    ] = False,
     **settings_values: Any,
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> refinement, caching every stage."""
     from st_static.build.publish import build as run_build
     from st_static.evaluation.report import stage_scores_markdown
     from st_static.evaluation.suite import task_evaluator
+    from st_static.training.progress import trainer_logs
 
     settings = settings_from_options(settings_values)
     settings = replace(settings, extraction=settings.extraction.with_teacher_prompt())
@@ -73,9 +84,15 @@ def build(
     if eval_data is not None:
         tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)
         evaluator = task_evaluator(eval_data, tasks)
-    result = run_build(
-        settings, out, work_dir=work_dir, evaluate=evaluator, build_command=portable_command(sys.argv[1:]), force=force
-    )
+    with trainer_logs(verbose), transformers_progress_bars(verbose):
+        result = run_build(
+            settings,
+            out,
+            work_dir=work_dir,
+            evaluate=evaluator,
+            build_command=portable_command(sys.argv[1:]),
+            force=force,
+        )
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))
     typer.echo(vocabulary_line(result.vocabulary))
@@ -84,6 +101,21 @@ def build(
         typer.echo(f"Stage scores: {result.output / 'stage_scores.md'}")
     if result.training_curve is not None:
         typer.echo(f"Training curve: {result.training_curve}")
+
+
+@contextmanager
+def transformers_progress_bars(shown: bool) -> Iterator[None]:
+    """Within the block, transformers shows its progress bars (``Loading weights``) only if ``shown``."""
+    from transformers.utils import logging as transformers_logging
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    if not shown:
+        transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            transformers_logging.enable_progress_bar()
 
 
 def vocabulary_line(vocabulary: dict) -> str:

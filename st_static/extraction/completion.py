@@ -91,7 +91,9 @@ def isolated_token_vectors(
     """
     transformer = teacher[0]
     word_tokenizer = build_word_tokenizer(tokens, teacher_tokenizer=transformer.tokenizer._tokenizer, lowercase=False)
-    result = extract_word_vectors(teacher, list(tokens), word_tokenizer, prompt=prompt, batch_tokens=batch_tokens)
+    result = extract_word_vectors(
+        teacher, list(tokens), word_tokenizer, prompt=prompt, batch_tokens=batch_tokens, description="Encoding words"
+    )
     return result.word_vectors, result.occurrences > 0
 
 

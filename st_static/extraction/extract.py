@@ -206,6 +206,7 @@ def extract_word_vectors(
     resume: bool = False,
     checkpoint_seconds: float = 120.0,
     teacher_name: str = "",
+    description: str = "Encoding sentences",
 ) -> ExtractionResult:
     """Run the teacher over ``sentences`` and average its token vectors per vocabulary word.
 
@@ -220,6 +221,7 @@ def extract_word_vectors(
         resume: Continue from the checkpoint in ``checkpoint_dir``.
         checkpoint_seconds: How often to checkpoint.
         teacher_name: Identifies the teacher in the checkpoint fingerprint.
+        description: The progress bar's label.
 
     Returns:
         The word vectors, occurrence counts and sentence embeddings (on every process when distributed).
@@ -272,7 +274,7 @@ def extract_word_vectors(
     progress = tqdm(
         total=sum(len(batches[number].texts) for number in my_batches),
         initial=sum(len(batches[number].texts) for number in my_batches if number < next_batch),
-        desc=f"Encoding sentences (rank {rank})" if world_size > 1 else "Encoding sentences",
+        desc=f"{description} (rank {rank})" if world_size > 1 else description,
         unit=" sentences",
         disable=rank != 0,
         mininterval=2.0,

@@ -54,6 +54,8 @@ class TrainingResult:
         train_seconds: Wall time of training, evaluations included.
         steps_per_second: ``steps / train_seconds``.
         output_dir: The folder holding the history and the training curve, if one was given.
+        log_history: The trainer's logs in order (``{"loss": ..., "grad_norm": ..., "step": ...}``, ``{"eval_loss":
+            ...}``): what its own display prints (:mod:`st_static.training.progress`).
     """
 
     model: SentenceTransformer
@@ -65,6 +67,7 @@ class TrainingResult:
     train_seconds: float
     steps_per_second: float
     output_dir: Path | None = None
+    log_history: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The run as JSON-serialisable data (without the model)."""
@@ -76,7 +79,13 @@ class TrainingResult:
             "train_seconds": self.train_seconds,
             "steps_per_second": self.steps_per_second,
             "history": [asdict(record) for record in self.history],
+            "trainer_logs": [{key: _json_value(value) for key, value in logs.items()} for logs in self.log_history],
         }
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON holds it: a non-finite float becomes ``None``."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def plot_training_curve(history: Sequence[ValidationRecord], path: str | os.PathLike[str], best_step: int) -> Path:

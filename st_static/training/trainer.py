@@ -24,6 +24,7 @@ from sentence_transformers.base.sampler import MultiDatasetBatchSamplers
 from torch import nn
 
 from st_static.training.callbacks import BestTableCallback
+from st_static.training.progress import use_refinement_progress
 from st_static.training.records import TrainingResult, record_in_metadata, write_training_record
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def train_table(
                 callbacks=[callback],
                 optimizers=(optimizer, None),
             )
+            use_refinement_progress(trainer, f"Refining ({stage})", callback if validate else None)
             started = time.perf_counter()
             output = trainer.train()
             train_seconds = time.perf_counter() - started
@@ -156,6 +158,7 @@ def train_table(
         stopped_early=callback.stopped_early,
         train_seconds=train_seconds,
         steps_per_second=steps / train_seconds if train_seconds > 0 else math.nan,
+        log_history=list(trainer.state.log_history),
     )
     record_in_metadata(module, stage, record, result)
     logger.info(
