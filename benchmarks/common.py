@@ -86,6 +86,7 @@ LIBRARY = {
     "tests.hf_cache": ["place_in_hf_cache"],
     "st_static.model.inference": ["check_pipeline", "static_module"],
     "st_static.model.languages": ["is_spaceless_token"],
+    "st_static.losses": ["BilingualContrastiveLoss", "SimilarityDistillationLoss"],
     "st_static.losses.similarity_distillation": ["similarity_distillation_loss"],
     "st_static.build.pipeline": ["run_pipeline"],
     "st_static.model.row_sums": ["normalize_rows", "sum_rows", "text_vector"],

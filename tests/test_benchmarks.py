@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER = REPO / "benchmarks" / "bench_worker.py"
@@ -125,3 +127,19 @@ def test_refinement_speed_runs_its_distillation(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"^steps: 6, time: [0-9.]+ s, steps/s: [0-9.]+", result.stdout, re.MULTILINE), result.stdout
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA: the check would run for minutes")
+def test_gpu_check_says_in_one_line_that_there_is_no_cuda_and_exits_2(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.gpu_check", "--out", str(tmp_path / "check")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stdout.strip().count("\n") == 0 and "No CUDA device" in result.stdout
+    assert not (tmp_path / "check").exists()  # no report that could pass for a check
