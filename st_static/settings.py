@@ -8,6 +8,7 @@ settings, so a new field reaches both without further code. Values are checked w
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -216,7 +217,12 @@ class RefinementSettings:
 class BuildSettings:
     """Everything that decides what a build produces: its inputs and the settings of each stage."""
 
-    corpus: str | None = setting(None, "Text file, one sentence per line (the table's first language).")
+    corpus: list[str] | None = setting(
+        None,
+        "Text file, one sentence per line (the table's first language); repeat it to read several files as one "
+        "corpus (e.g. --corpus en.txt --corpus en-modern.txt).",
+        cli="repeat",
+    )
     passages: str | None = setting(
         None,
         "Text file, one passage per line (consecutive sentences of one document, e.g. made by "
@@ -254,8 +260,10 @@ class BuildSettings:
         self.languages = languages
         if self.parallel is not None:
             self.parallel = [str(path) for path in self.parallel] or None
-        if self.corpus is not None:
-            self.corpus = str(self.corpus)
+        if isinstance(self.corpus, str | os.PathLike):
+            self.corpus = [str(self.corpus)]
+        elif self.corpus is not None:
+            self.corpus = [str(path) for path in self.corpus] or None
         if self.passages is not None:
             self.passages = str(self.passages)
             if self.parallel:
@@ -298,7 +306,7 @@ class BuildSettings:
     def inputs(self) -> list[str]:
         """The files the build reads (none may lie inside its output)."""
         return [
-            *([self.corpus] if self.corpus else []),
+            *(self.corpus or []),
             *([self.passages] if self.passages else []),
             *(self.parallel or []),
             *(self.extra_pairs or {}).values(),

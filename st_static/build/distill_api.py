@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from st_static.build.pipeline import Evaluator, run_pipeline, with_overrides
+from st_static.extraction.corpus import CorpusError
 from st_static.files import folder_lock
 from st_static.settings import BuildSettings
 from st_static.teachers import DEFAULT_TEACHER, find_teacher
@@ -71,14 +72,38 @@ def distill(
             changes["teacher"] = str(_save_loaded_teacher(teacher, Path(scratch)))
         else:
             changes["teacher"] = str(teacher)
-        if corpus is not None and isinstance(corpus, str | os.PathLike):
-            changes["corpus"] = str(corpus)
+        files = _corpus_file_list(corpus)
+        if files is not None:
+            changes["corpus"] = files
         chosen = with_overrides(chosen, **changes)
         work = Path(work_dir).resolve() if work_dir is not None else Path(scratch) / "work"
-        in_memory = corpus if corpus is not None and not isinstance(corpus, str | os.PathLike) else None
+        in_memory = corpus if corpus is not None and files is None else None
         with folder_lock(work):
             result = run_pipeline(chosen, work, corpus=in_memory, evaluate=evaluate)
     return result.model
+
+
+def _corpus_file_list(corpus: CorpusSource | None) -> list[str] | None:
+    """The corpus files ``corpus`` names (a path, or a list of ``pathlib.Path``), else ``None`` (sentences).
+
+    Raises:
+        CorpusError: For a short list of str that are all names of existing files: sentences or files is
+            ambiguous there, so the caller must pass ``pathlib.Path`` objects for files.
+    """
+    if isinstance(corpus, str | os.PathLike):
+        return [str(corpus)]
+    if isinstance(corpus, list | tuple) and corpus and all(isinstance(item, os.PathLike) for item in corpus):
+        return [str(item) for item in corpus]
+    if (
+        isinstance(corpus, list | tuple)
+        and 0 < len(corpus) <= 16
+        and all(isinstance(item, str) and Path(item).is_file() for item in corpus)
+    ):
+        raise CorpusError(
+            f"The corpus {list(corpus)!r} is a list of file names: give several corpus files as pathlib.Path "
+            "objects (a list of str is a list of sentences)."
+        )
+    return None
 
 
 def _save_loaded_teacher(teacher: SentenceTransformer, scratch: Path) -> Path:

@@ -30,6 +30,7 @@ from st_static.extraction.corpus import (
     check_corpus_language,
     check_corpus_source,
     corpus_digest,
+    corpus_files,
     corpus_name,
     iter_sentences,
 )
@@ -118,7 +119,7 @@ def run_pipeline(
     Args:
         settings: What to build.
         work_dir: The stage cache (its lock must be held by the caller).
-        corpus: The first language's sentences when they are not the file ``settings.corpus`` (a list of str or
+        corpus: The first language's sentences when they are not the files ``settings.corpus`` (a list of str or
             a ``datasets`` dataset).
         evaluate: Scores the model after each stage.
         metadata: Extra metadata for the refined model (e.g. ``build_command``).
@@ -126,7 +127,8 @@ def run_pipeline(
     Raises:
         CorpusError, TeacherError, SettingsError: Before any heavy work, for unusable inputs.
     """
-    corpus = corpus if corpus is not None else settings.corpus
+    if corpus is None and settings.corpus:
+        corpus = corpus_files(settings.corpus)
     settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
     logger.info("Teacher prompt: %r.", settings.extraction.prompt)
     sources = [*([corpus] if corpus is not None else []), *(settings.parallel or [])]

@@ -27,7 +27,8 @@ from st_static.model.languages import (
 logger = logging.getLogger(__name__)
 
 CorpusSource = str | os.PathLike[str] | Iterable[str] | Any
-"""A UTF-8 text file (one sentence per line), a list of str, or a ``datasets.Dataset`` with a text column."""
+"""A UTF-8 text file (one sentence per line), several (:class:`CorpusFiles`), a list of str, or a
+``datasets.Dataset`` with a text column."""
 
 MIN_CORPUS_SENTENCES = 10
 """Fewer sentences than this cannot make a table (PCA, validation and batches need some)."""
@@ -41,6 +42,46 @@ LANGUAGE_SAMPLE_LINES = 1000
 
 class CorpusError(StStaticError, ValueError):
     """The corpus cannot be read or is too small for the job."""
+
+
+@dataclass(frozen=True)
+class CorpusFiles:
+    """Several corpus files read as one corpus, file after file in the order given."""
+
+    paths: tuple[Path, ...]
+
+    def __iter__(self) -> Iterator[str]:
+        for path in self.paths:
+            yield from iter_sentences(path)
+
+
+def corpus_files(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> CorpusSource:
+    """The corpus of one file (its path, unchanged) or of several (:class:`CorpusFiles`).
+
+    Raises:
+        CorpusError: If ``paths`` is empty or names one file twice.
+    """
+    if isinstance(paths, str | os.PathLike):
+        return str(paths)
+    listed = [Path(path) for path in paths]
+    if not listed:
+        raise CorpusError("No corpus file given.")
+    seen: dict[Path, Path] = {}
+    for path in listed:
+        resolved = path.resolve()
+        if resolved in seen:
+            raise CorpusError(f"Corpus file {path} is given twice (also as {seen[resolved]}).")
+        seen[resolved] = path
+    return str(listed[0]) if len(listed) == 1 else CorpusFiles(tuple(listed))
+
+
+def corpus_paths(source: CorpusSource) -> list[Path]:
+    """The files a corpus source reads (none for sentences given in memory)."""
+    if isinstance(source, CorpusFiles):
+        return list(source.paths)
+    if isinstance(source, str | os.PathLike):
+        return [Path(source)]
+    return []
 
 
 @dataclass(frozen=True)
@@ -81,6 +122,9 @@ def iter_sentences(source: CorpusSource, text_column: str = "text") -> Iterator[
     Raises:
         CorpusError: If the path does not exist or an item is not a str.
     """
+    if isinstance(source, CorpusFiles):
+        yield from source
+        return
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.is_file():
@@ -134,7 +178,10 @@ def _json_records(path: Path) -> str | None:
 def check_corpus_source(source: CorpusSource) -> None:
     """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16 or JSON, or a corpus
     given in memory cannot be read twice (a generator)."""
-    if isinstance(source, str | os.PathLike):
+    if isinstance(source, CorpusFiles):
+        for path in source.paths:
+            check_corpus_source(path)
+    elif isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.exists():
             raise CorpusError(f"Corpus file {path} does not exist.")
@@ -167,6 +214,12 @@ def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
             :data:`MIN_CORPUS_SENTENCES` sentences.
     """
     check_corpus_source(source)
+    if isinstance(source, CorpusFiles):
+        reports = [check_corpus(path, name=path.name) for path in source.paths]
+        return CorpusReport(
+            sentences=sum(report.sentences for report in reports),
+            skipped_lines=sum(report.skipped_lines for report in reports),
+        )
     skipped = [0]
     lines = 0
     sentences = 0
@@ -211,6 +264,10 @@ def check_corpus_language(source: CorpusSource, language: str, name: str = "corp
     """
     if language in SPACELESS_LANGUAGES:
         return
+    if isinstance(source, CorpusFiles):
+        for path in source.paths:
+            check_corpus_language(path, language, path.name)
+        return
     letters = spaceless = kana = lines = 0
     for sentence in itertools.islice(iter_sentences(source), LANGUAGE_SAMPLE_LINES):
         lines += 1
@@ -231,7 +288,10 @@ def check_corpus_language(source: CorpusSource, language: str, name: str = "corp
 
 
 def corpus_digest(source: CorpusSource) -> str:
-    """A key that changes when the corpus content does: the file's bytes, or the sentences given in memory."""
+    """A key that changes when the corpus content does: the file's bytes (of each file, in order), or the
+    sentences given in memory."""
+    if isinstance(source, CorpusFiles):
+        return "files:" + hashlib.sha256("\n".join(map(content_digest, source.paths)).encode()).hexdigest()
     if isinstance(source, str | os.PathLike):
         return content_digest(source)
     digest = hashlib.sha256()
@@ -245,6 +305,8 @@ def corpus_digest(source: CorpusSource) -> str:
 
 def corpus_name(source: CorpusSource) -> str:
     """How a model records its corpus: a file's name (never its path), else the kind of object given."""
+    if isinstance(source, CorpusFiles):
+        return ", ".join(path.name for path in source.paths)
     if isinstance(source, str | os.PathLike):
         return Path(source).name
     if isinstance(source, Sequence):

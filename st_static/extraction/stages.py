@@ -42,6 +42,7 @@ from st_static.extraction.corpus import (
     check_corpus,
     check_corpus_language,
     corpus_name,
+    corpus_paths,
     iter_sentences,
 )
 from st_static.extraction.extract import extract_word_vectors
@@ -199,7 +200,7 @@ def run_extraction(
     if resume and (output / "stats.json").is_file():
         logger.info("Extraction already finished in %s; reusing it.", output)
         return ExtractionStage.open(output)
-    corpus_inputs = [corpus] if isinstance(corpus, str | os.PathLike) else []
+    corpus_inputs = corpus_paths(corpus)
     check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
     check_corpus(corpus)
     if vocabulary is None:  # the corpus is in languages[0]
