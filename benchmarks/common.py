@@ -88,7 +88,7 @@ LIBRARY = {
     "st_static.model.languages": ["is_spaceless_token"],
     "st_static.losses": ["BilingualContrastiveLoss", "SimilarityDistillationLoss"],
     "st_static.losses.similarity_distillation": ["similarity_distillation_loss"],
-    "st_static.build.pipeline": ["run_pipeline"],
+    "st_static.pipeline.run": ["run_pipeline"],
     "st_static.model.row_sums": ["normalize_rows", "sum_rows", "text_vector"],
     "st_static.settings": ["BuildSettings", "ExtractionSettings", "ReductionSettings"],
     "st_static.model_card.speed": ["machine_description"],

@@ -22,16 +22,16 @@ _PUBLIC = {
     "encode": "st_static.model.inference",
     "load_model": "st_static.model.save_load",
     "save_model": "st_static.model.save_load",
-    "distill": "st_static.build.distill_api",
+    "distill": "st_static.pipeline.distill_api",
     "BuildSettings": "st_static.settings",
 }
 
 if TYPE_CHECKING:
-    from st_static.build.distill_api import distill
     from st_static.errors import ModelFolderError, StStaticError
     from st_static.model.inference import encode
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
+    from st_static.pipeline.distill_api import distill
     from st_static.settings import BuildSettings
 
 

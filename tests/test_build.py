@@ -11,11 +11,11 @@ from sentence_transformers import SentenceTransformer
 from typer.testing import CliRunner
 
 import st_static.extraction.stages as stages_module
-from st_static.build.publish import build
 from st_static.cli import app
 from st_static.errors import StStaticError
 from st_static.evaluation.report import stage_scores_markdown
 from st_static.extraction import CorpusError
+from st_static.pipeline.publish import build
 from st_static.settings import BuildSettings
 
 from .teachers import CJK_WORDS, HAN_CHARACTERS, TINY_CORPUS, make_tiny_teacher
@@ -190,7 +190,7 @@ def test_cli_build_reports_errors_without_a_traceback(tmp_path):
 
 
 def test_cli_build_passes_its_options_to_the_build(tmp_path, monkeypatch):
-    import st_static.build.publish as build_module
+    import st_static.pipeline.publish as build_module
 
     captured: dict[str, BuildSettings] = {}
 

@@ -4,6 +4,7 @@ function, outside ``TYPE_CHECKING``) points one way, so the layers can be read b
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,58 @@ def test_every_module_imports_in_a_fresh_interpreter(order):
     names = names if order == "forward" else names[::-1]
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
     subprocess.run([sys.executable, "-c", script, *names], check=True, timeout=600)
+
+
+OLD_BUILD_PATHS = {
+    "st_static.build.pipeline": "st_static.pipeline.run",
+    "st_static.build.publish": "st_static.pipeline.publish",
+    "st_static.build.distill_api": "st_static.pipeline.distill_api",
+}
+
+
+def test_the_old_build_paths_are_the_new_modules_with_a_deprecation_warning():
+    script = """
+import importlib, sys, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import st_static.build
+    import st_static.build.publish
+    from st_static.build.pipeline import run_pipeline, stage_key
+    from st_static.build.distill_api import distill
+assert [w.category for w in caught] == [DeprecationWarning], [str(w.message) for w in caught]
+assert "st_static.pipeline" in str(caught[0].message)
+import st_static.pipeline
+import st_static.pipeline.distill_api, st_static.pipeline.publish, st_static.pipeline.run
+assert st_static.build.build is st_static.pipeline.publish.build is st_static.pipeline.build
+assert st_static.build.distill is distill is st_static.pipeline.distill_api.distill is st_static.distill
+assert run_pipeline is st_static.pipeline.run.run_pipeline and stage_key is st_static.pipeline.run.stage_key
+for old, new in dict(sys.argv[1:][i : i + 2] for i in range(0, len(sys.argv) - 1, 2)).items():
+    assert importlib.import_module(old) is importlib.import_module(new) is sys.modules[old], old
+assert st_static.build.publish is st_static.pipeline.publish  # monkeypatching the old module patches the new one
+"""
+    pairs = [name for pair in OLD_BUILD_PATHS.items() for name in pair]
+    subprocess.run([sys.executable, "-c", script, *pairs], check=True, timeout=600)
+
+
+def test_the_library_and_its_scripts_use_only_the_new_paths():
+    modules = sorted(name for name in import_graph() if not name.startswith("st_static.build"))
+    modules = [name for name in modules if not name.endswith("__main__")]
+    script = """
+import importlib, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+import st_static
+st_static.distill, st_static.encode
+assert "st_static.build" not in sys.modules, "a module imported the deprecated st_static.build"
+"""
+    subprocess.run([sys.executable, "-c", script, *modules], check=True, timeout=600)
+    root = PACKAGE.parent
+    users = [root / "README.md", root / "DEVELOPING.md", *(root / "scripts").rglob("*")]
+    users += [*(root / "benchmarks").rglob("*.py"), *(root / "tests").rglob("*.py")]
+    old_path = re.compile(r"""(\bfrom |\bimport |["'])st_static\.build\b""")
+    old = [
+        str(path.relative_to(root))
+        for path in users
+        if path.is_file() and path.name != "test_imports.py" and old_path.search(path.read_text(errors="ignore"))
+    ]
+    assert not old, f"still importing st_static.build (now st_static.pipeline): {old}"

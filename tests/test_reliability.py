@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 import st_static.extraction.stages as stages_module
 from st_static import save_model
-from st_static.build.publish import build
 from st_static.cli import app
 from st_static.errors import FolderInUseError, StStaticError, UnsafeDestinationError
 from st_static.files import folder_lock, recover_interrupted_swaps, staged_folder
+from st_static.pipeline.publish import build
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 from .test_build import tiny_settings

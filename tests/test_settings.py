@@ -11,10 +11,10 @@ from sentence_transformers import SentenceTransformer
 from torch import nn
 from typer.testing import CliRunner
 
-from st_static.build.publish import build
 from st_static.cli import app
 from st_static.errors import StStaticError
 from st_static.losses import LOSSES, register_loss
+from st_static.pipeline.publish import build
 from st_static.settings import (
     BuildSettings,
     ExtractionSettings,
@@ -69,7 +69,7 @@ def test_values_are_checked_when_settings_are_made(kind, values, message):
 
 
 def test_the_stage_key_follows_every_field():
-    from st_static.build.pipeline import stage_key
+    from st_static.pipeline.run import stage_key
 
     base = RefinementSettings()
     changes = [("steps", 11), ("temperature", 0.1), ("center_teacher", False), ("loss", "contrastive")]

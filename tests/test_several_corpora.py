@@ -53,7 +53,7 @@ def test_each_file_keys_the_stages(teacher, tmp_path):
 
 
 def test_the_cli_takes_corpus_more_than_once(tmp_path, monkeypatch):
-    import st_static.build.publish as build_module
+    import st_static.pipeline.publish as build_module
 
     captured: dict[str, BuildSettings] = {}
 

@@ -16,9 +16,9 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from st_static.build.publish import build
 from st_static.extraction.completion import complete_spaceless_vocabulary, isolated_token_vectors
 from st_static.model.static_word_average import StaticWordAverage
+from st_static.pipeline.publish import build
 from st_static.settings import BuildSettings
 from st_static.tensors import to_numpy
 

@@ -71,9 +71,9 @@ def build(
     **settings_values: Any,
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> refinement, caching every stage."""
-    from st_static.build.publish import build as run_build
     from st_static.evaluation.report import stage_scores_markdown
     from st_static.evaluation.suite import task_evaluator
+    from st_static.pipeline.publish import build as run_build
     from st_static.training.progress import trainer_logs
 
     settings = settings_from_options(settings_values)

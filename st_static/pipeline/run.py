@@ -1,0 +1,375 @@
+"""The build's stages in order, each cached in its own folder of a work directory.
+
+extraction (-> completion of Chinese/Japanese tokens) -> PCA/ABTT -> refinement. A stage's folder is named by a
+hash of what it depends on: the previous stage's key, ``asdict`` of its own settings and the content of the inputs
+it reads. A re-run with the same settings reuses finished stages (and resumes an interrupted teacher pass), while a
+changed setting or an edited input redoes only the stages it feeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sentence_transformers import SentenceTransformer
+
+from st_static.distributed import barrier, is_first_process
+from st_static.extraction.completion import frequent_words
+from st_static.extraction.corpus import (
+    CorpusError,
+    CorpusSource,
+    check_corpus,
+    check_corpus_language,
+    check_corpus_source,
+    corpus_digest,
+    corpus_files,
+    corpus_name,
+    iter_sentences,
+)
+from st_static.extraction.long_texts import LongTexts, run_long_texts
+from st_static.extraction.multilingual import (
+    MultilingualCorpus,
+    build_multilingual_vocabulary,
+    read_multilingual_corpus,
+)
+from st_static.extraction.stages import (
+    ExtractionStage,
+    check_prompt_length,
+    peak_memory_mib,
+    run_completion,
+    run_extraction,
+    run_reduction,
+)
+from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer, teacher_precision
+from st_static.files import content_digest, staged_folder
+from st_static.model.languages import has_spaceless_language
+from st_static.model.metadata import ModelMetadata
+from st_static.model.save_load import load_model, write_model
+from st_static.settings import BuildSettings, SettingsError
+from st_static.teachers import teacher_dimension
+from st_static.training.records import HISTORY_FILE_NAME
+
+logger = logging.getLogger(__name__)
+
+Evaluator = Callable[[SentenceTransformer], dict[str, dict[str, Any]]]
+"""Scores a model: task name -> result with ``metric`` and ``score`` (x100), as ``st_static.evaluation`` gives."""
+TRAINING_FOLDER = "training"
+
+
+@dataclass
+class PipelineResult:
+    """What the stages produced."""
+
+    model: SentenceTransformer
+    """The refined model."""
+    folder: Path
+    """The refinement stage's folder (the model's files, with ``training/``)."""
+    work_dir: Path
+    stage_scores: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    training: dict[str, Any] = field(default_factory=dict)
+    vocabulary: dict[str, Any] = field(default_factory=dict)
+    """Words of the table: ``corpus`` (kept from the corpus) and, when completion ran, ``completion`` (its report)."""
+
+
+def stage_key(*parts: object) -> str:
+    """A short hash of everything a stage depends on."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+class _Stages:
+    """Runs the stages of one build, timing and evaluating each."""
+
+    def __init__(self, settings: BuildSettings, work: Path, evaluate: Evaluator | None) -> None:
+        self.settings = settings
+        self.work = work
+        self.evaluate = evaluate
+        self.seconds: dict[str, float] = {}
+        self.scores: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def finished(self, name: str, started: float, model: SentenceTransformer | Path | None) -> None:
+        self.seconds[name] = time.perf_counter() - started
+        if self.evaluate is not None and model is not None:
+            self.scores[name] = self.evaluate(load_model(model) if isinstance(model, Path) else model)
+
+
+COMPLETION_FIELDS = ("complete_words", "complete_spaceless")  # keyed by the completion stage, not the extraction
+LONG_TEXT_FIELDS = ("long_texts", "long_text_sentences")  # keyed by the long-texts stage
+
+
+def run_pipeline(
+    settings: BuildSettings,
+    work_dir: Path,
+    *,
+    corpus: CorpusSource | None = None,
+    evaluate: Evaluator | None = None,
+    metadata: ModelMetadata | None = None,
+) -> PipelineResult:
+    """Run (or reuse) every stage of a build in ``work_dir`` and return the refined model.
+
+    Args:
+        settings: What to build.
+        work_dir: The stage cache (its lock must be held by the caller).
+        corpus: The first language's sentences when they are not the files ``settings.corpus`` (a list of str or
+            a ``datasets`` dataset).
+        evaluate: Scores the model after each stage.
+        metadata: Extra metadata for the refined model (e.g. ``build_command``).
+
+    Raises:
+        CorpusError, TeacherError, SettingsError: Before any heavy work, for unusable inputs.
+    """
+    if corpus is None and settings.corpus:
+        corpus = corpus_files(settings.corpus)
+    settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
+    logger.info("Teacher prompt: %r.", settings.extraction.prompt)
+    sources = [*([corpus] if corpus is not None else []), *(settings.parallel or [])]
+    if not sources:
+        raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
+    for source in sources:
+        check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
+    if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
+        check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
+    if settings.passages:  # missing, empty, UTF-16 or JSON: refused before the teacher pass
+        try:
+            check_corpus_source(settings.passages)
+        except CorpusError as error:
+            raise CorpusError(f"passages: {error}") from None
+    teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
+    check_prompt_length(settings.extraction, teacher_tokenizer)
+    teacher_dim = teacher_dimension(settings.extraction.teacher)
+    if teacher_dim is not None and settings.reduction.dim > teacher_dim:
+        raise SettingsError(
+            f"--dim {settings.reduction.dim} is larger than the teacher's {teacher_dim} dimensions: PCA cannot add "
+            f"dimensions. Use --dim {teacher_dim} or less."
+        )
+    if _completes(settings) and not settings.crosslingual:
+        frequent_words(settings.languages[0], 1)  # so does a missing wordfreq
+    stages = _Stages(settings, work_dir, evaluate)
+
+    started = time.perf_counter()
+    extraction_settings = asdict(settings.extraction)
+    completion_settings = {name: extraction_settings.pop(name) for name in COMPLETION_FIELDS}
+    long_text_settings = {name: extraction_settings.pop(name) for name in LONG_TEXT_FIELDS}
+    extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
+    extraction_key = stage_key(extraction_settings, settings.languages, [corpus_digest(source) for source in sources])
+    multilingual = _read_multilingual(settings, corpus) if settings.crosslingual else None
+    extraction = _extract(settings, corpus, multilingual, work_dir / f"extraction-{extraction_key}")
+    stages.finished("extraction", started, extraction.model_path)
+
+    if _completes(settings):
+        extraction_key = stage_key(extraction_key, "completion", completion_settings)
+        completion_path = work_dir / f"completion-{extraction_key}"
+        started = time.perf_counter()
+        if is_first_process():  # one process completes; the others wait and read its folder
+            run_completion(extraction, completion_path, settings.extraction, settings.languages, settings.device)
+        barrier()
+        extraction = ExtractionStage.open(completion_path)
+        added = extraction.stats.get("completion", {}).get("added", 0)
+        stages.finished("completion", started, extraction.model_path if added else None)  # scored when it added words
+
+    reduction_key = stage_key(extraction_key, asdict(settings.reduction))
+    reduction_path = work_dir / f"pca-{reduction_key}"
+    started = time.perf_counter()
+    if is_first_process() and not (reduction_path / "modules.json").is_file():
+        run_reduction(extraction, reduction_path, settings.reduction)
+    barrier()
+    reduced = load_model(reduction_path)
+    stages.finished("pca", started, reduced)
+
+    long_texts = None
+    extra_pairs = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
+    refinement_inputs: list[Any] = [extra_pairs]  # (a build without long texts keeps the key it always had)
+    if (settings.extraction.long_texts or settings.passages) and corpus is not None and multilingual is None:
+        long_key = stage_key(
+            extraction_settings["teacher"],
+            extraction_settings["prompt"],
+            extraction_settings["teacher_precision"],
+            corpus_digest(corpus),
+            long_text_settings,
+            *([content_digest(settings.passages)] if settings.passages else []),
+        )
+        started = time.perf_counter()
+        long_texts = _long_texts(settings, corpus, work_dir / f"long-texts-{long_key}")
+        stages.finished("long texts", started, None)
+        refinement_inputs.append(long_key)
+    refinement_key = stage_key(reduction_key, asdict(settings.refinement), *refinement_inputs)
+    stage = "contrastive" if multilingual is not None else "distillation"
+    refined_path = work_dir / f"{stage}-{refinement_key}"
+    started = time.perf_counter()
+    if not (refined_path / "modules.json").is_file():  # every process trains (DDP); the first one writes
+        pairs = multilingual.pairs if multilingual is not None else None
+        _refine(reduced, extraction, settings, refined_path, pairs, long_texts)
+    barrier()
+    refined = load_model(refined_path)
+    refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
+    stages.finished(stage, started, refined)
+    training = json.loads((refined_path / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
+    logger.info("Stages done in %.0f s (peak memory %.0f MiB).", sum(stages.seconds.values()), peak_memory_mib())
+    return PipelineResult(
+        model=refined,
+        folder=refined_path,
+        work_dir=work_dir,
+        stage_scores=stages.scores,
+        seconds=stages.seconds,
+        training=training,
+        vocabulary={
+            "corpus": extraction.stats.get("words_kept"),
+            **({"completion": extraction.stats["completion"]} if "completion" in extraction.stats else {}),
+        },
+    )
+
+
+def _completes(settings: BuildSettings) -> bool:
+    """Whether the build adds words the corpus lacks (see :func:`~st_static.extraction.stages.run_completion`)."""
+    if settings.crosslingual:
+        return settings.extraction.complete_spaceless and has_spaceless_language(settings.languages)
+    return settings.extraction.complete_words > 0
+
+
+def _recorded_inputs(
+    settings: BuildSettings, corpus: CorpusSource | None, metadata: ModelMetadata | None
+) -> ModelMetadata:
+    """Metadata naming the build's inputs by file name (never a path of this machine), plus ``metadata``."""
+    names = [corpus_name(corpus)] if corpus is not None else []
+    names += [Path(path).name for path in settings.parallel or []]
+    recorded = ModelMetadata(
+        corpus=", ".join(names),
+        parallel=[Path(path).name for path in settings.parallel] if settings.parallel else None,
+        extra_pairs=[Path(path).name for path in settings.extra_pairs.values()] if settings.extra_pairs else None,
+        data_license=settings.data_license or None,
+    )
+    return recorded.merged(metadata) if metadata is not None else recorded
+
+
+def _read_multilingual(settings: BuildSettings, corpus: CorpusSource | None) -> MultilingualCorpus:
+    monolingual = {settings.languages[0]: list(iter_sentences(corpus))} if corpus is not None else None
+    return read_multilingual_corpus(settings.parallel or [], settings.languages, monolingual)
+
+
+def _extract(
+    settings: BuildSettings,
+    corpus: CorpusSource | None,
+    multilingual: MultilingualCorpus | None,
+    destination: Path,
+) -> ExtractionStage:
+    """Step 1, for one corpus or for several languages sharing one table."""
+    if multilingual is None:
+        return run_extraction(
+            corpus, settings.extraction, destination, resume=True, languages=settings.languages, device=settings.device
+        )
+    if (destination / "stats.json").is_file():
+        return ExtractionStage.open(destination)
+    extraction = settings.extraction
+    vocabulary, _ = build_multilingual_vocabulary(
+        multilingual,
+        load_teacher_tokenizer(extraction.teacher),
+        vocab_size=extraction.vocab_size,
+        spaceless_vocab_size=extraction.spaceless_vocab_size,
+        min_sentences=extraction.min_sentences,
+    )
+    return run_extraction(
+        multilingual.all_sentences(),
+        extraction,
+        destination,
+        resume=True,
+        vocabulary=vocabulary,
+        pca_sentences=multilingual.sample_per_language(extraction.pca_sample_size, extraction.pca_sample_seed),
+        languages=settings.languages,
+        corpus_description="",
+        device=settings.device,
+    )
+
+
+def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path) -> LongTexts:
+    """Step 1c: the long texts and their teacher vectors (one process makes them; the others read its folder)."""
+    if is_first_process() and not (destination / "targets.npy").is_file():
+        passages = None
+        if settings.passages:
+            passages = list(iter_sentences(settings.passages))
+        teacher = load_teacher(
+            settings.extraction.teacher, device=settings.device, precision=settings.extraction.teacher_precision
+        )
+        run_long_texts(
+            list(iter_sentences(corpus)),
+            teacher,
+            destination,
+            count=settings.extraction.long_texts,
+            sentences_per_text=settings.extraction.long_text_sentences,
+            prompt=settings.extraction.prompt or "",
+            passages=passages,
+        )
+    barrier()
+    return LongTexts.open(destination)
+
+
+def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
+    from st_static.data_files import read_translation_pairs
+
+    extra: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for language, path in (settings.extra_pairs or {}).items():
+        pairs = [(" ".join(first.split()), " ".join(second.split())) for first, second in read_translation_pairs(path)]
+        extra[(settings.languages[0], language)] = [(first, second) for first, second in pairs if first and second]
+    return extra
+
+
+def _refine(
+    reduced: SentenceTransformer,
+    extraction: ExtractionStage,
+    settings: BuildSettings,
+    destination: Path,
+    pairs: dict[tuple[str, str], list[tuple[str, str]]] | None,
+    long_texts: LongTexts | None = None,
+) -> None:
+    """Step 3: train the reduced table on the cached teacher targets and/or translation pairs; save the refined
+    model with its training record (``training/``) in ``destination``."""
+    from st_static.training import refine
+
+    sentences: Sequence[str] | None = None
+    targets = None
+    if pairs is None or settings.refinement.crosslingual_distillation:
+        sentences = extraction.sentences()
+        targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+        if long_texts is not None:
+            sentences = [*sentences, *long_texts.texts]
+            targets = np.concatenate([targets, long_texts.targets])
+    training_only = _extra_pairs(settings) if pairs is not None else None
+
+    def run(output_dir: Path | None) -> SentenceTransformer:
+        return refine(
+            reduced,
+            settings.refinement,
+            sentences=sentences,
+            teacher_embeddings=targets,
+            pairs=pairs,
+            training_only_pairs=training_only,
+            output_dir=output_dir,
+            device=settings.device,
+        ).model
+
+    if not is_first_process():  # the other processes train their share; the first one writes
+        run(None)
+        return
+    with staged_folder(destination, replaceable=lambda _: True) as staging:
+        write_model(run(staging / TRAINING_FOLDER), staging)
+
+
+def with_overrides(settings: BuildSettings, **overrides: Any) -> BuildSettings:
+    """A copy of ``settings`` with fields of any stage replaced by name (``dim=128, steps=500``)."""
+    flat: dict[str, Any] = {}
+    for item in dataclasses.fields(settings):
+        value = getattr(settings, item.name)
+        if dataclasses.is_dataclass(value):
+            flat.update(asdict(value))
+        else:
+            flat[item.name] = value
+    return BuildSettings.from_flat(**{**flat, **overrides})
