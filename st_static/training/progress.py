@@ -58,7 +58,9 @@ class RefinementProgress(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         if state.is_world_process_zero:
-            self.bar = tqdm(total=state.max_steps, desc=self.description, unit=" steps", dynamic_ncols=True)
+            self.bar = tqdm(
+                total=state.max_steps, desc=self.description, unit=" steps", dynamic_ncols=True, mininterval=2.0
+            )
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         if self.bar is not None:
