@@ -157,6 +157,17 @@ def test_fast_path_encoder_equals_model_encode(word_model):
     np.testing.assert_allclose(model_encoder(word_model, fast=False)(texts), word_model.encode(texts), atol=1e-6)
 
 
+def test_encoder_falls_back_to_model_encode_where_the_fast_path_disagrees(word_model, monkeypatch, caplog):
+    import st_static.evaluation.encoders as encoders
+
+    monkeypatch.setattr(encoders, "static_encode", lambda model, texts, **kwargs: np.ones((len(texts), 16), "f4"))
+    texts = ["the cat sat", "Hello world"]
+    encoder = model_encoder(word_model)
+    np.testing.assert_allclose(encoder(texts), word_model.encode(texts), atol=1e-6)
+    np.testing.assert_allclose(encoder(["mat", "on"]), word_model.encode(["mat", "on"]), atol=1e-6)
+    assert "using model.encode" in caplog.text
+
+
 def test_prompt_is_prepended(word_model):
     texts = ["sat on", "world"]
     np.testing.assert_allclose(
