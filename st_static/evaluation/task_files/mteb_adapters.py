@@ -74,8 +74,11 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
     language = _MTEB_LANGUAGES.get(languages[0], "eng-Latn") if len(languages) == 1 else "eng-Latn"
     source = task
 
-    def label_ids(labels: list[str]) -> list[int]:
-        index = {label: number for number, label in enumerate(sorted(set(labels)))}
+    def label_ids(labels: list[str], first: set[str] | None = None) -> list[int]:
+        """Labels as numbers in sorted order, those in ``first`` numbered before the others."""
+        first = first or set()
+        order = sorted(set(labels), key=lambda label: (label not in first, label))
+        index = {label: number for number, label in enumerate(order)}
         return [index[label] for label in labels]
 
     if task.type == CLASSIFICATION:
@@ -88,7 +91,13 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
                 if self.data_loaded:
                     return
                 data = read_labelled_texts(source.path, with_split=True)
-                labels = label_ids(data.labels)
+                # The test half's labels get the first numbers: mteb takes a test half with two labels for a
+                # binary task and scores its average precision with label 1 as positive, which must then exist.
+                # Accuracy does not depend on the numbering.
+                test_labels = {
+                    label for label, split in zip(data.labels, data.splits or [], strict=True) if split == "test"
+                }
+                labels = label_ids(data.labels, first=test_labels)
                 splits: dict[str, dict[str, list[Any]]] = {"train": {"text": [], "label": []}}
                 splits["test"] = {"text": [], "label": []}
                 for text, label, split in zip(data.texts, labels, data.splits or [], strict=True):
