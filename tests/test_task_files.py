@@ -30,6 +30,7 @@ from st_static.cli import app  # noqa: E402
 from st_static.evaluation.task_files import (  # noqa: E402
     TaskFileError,
     default_task_files,
+    distinct_names,
     evaluate_task_files,
     find_task_files,
     mteb_task,
@@ -268,3 +269,51 @@ def test_a_test_half_with_two_of_the_train_halfs_three_labels_is_scored(topic_mo
     classifier = LogisticRegression(max_iter=100).fit(encode([t for t, _ in train]), [y for _, y in train])
     accuracy = 100 * accuracy_score([y for _, y in test], classifier.predict(encode([t for t, _ in test])))
     assert result == pytest.approx({"metric": "accuracy", "score": accuracy, "type": "classification", "size": 30})
+
+
+def test_tasks_that_share_a_name_are_named_by_their_paths(tmp_path):
+    paths = [tmp_path / "a" / "my.tsv", tmp_path / "b" / "my.tsv", tmp_path / "a" / "my", tmp_path / "other.tsv"]
+    assert distinct_names([(path.stem, path) for path in paths]) == ["a/my.tsv", "b/my.tsv", "a/my", "other"]
+    deeper = [tmp_path / "x" / "a" / "my.tsv", tmp_path / "y" / "a" / "my.tsv"]
+    assert distinct_names([("my", path) for path in deeper]) == ["x/a/my.tsv", "y/a/my.tsv"]
+
+
+def test_cli_gives_two_files_of_one_name_a_row_each(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    rows = read_tsv(tasks_dir / "topics-classification.tsv")
+    for folder, flipped in (("a", False), ("b", True)):  # b: every test label moved to another topic
+        (tmp_path / folder).mkdir()
+        shifted = [
+            (t, list(TOPICS)[(list(TOPICS).index(y) + 1) % 3] if flipped and s == "test" else y, s) for t, y, s in rows
+        ]
+        (tmp_path / folder / "my.tsv").write_text(
+            "text\tlabel\tsplit\n" + "".join("\t".join(r) + "\n" for r in shifted)
+        )
+    json_path = tmp_path / "evaluation.json"
+    own = f"{tmp_path / 'a' / 'my.tsv'},{tmp_path / 'b' / 'my.tsv'},{tmp_path / 'a' / 'my.tsv'}"
+    result = CliRunner().invoke(app, ["evaluate", str(model_dir), "--tasks", own, "--json", str(json_path)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(json_path.read_text())["results"]
+    assert sorted(scores) == ["a/my.tsv", "b/my.tsv"]  # the file named twice runs once
+    assert scores["a/my.tsv"]["score"] > scores["b/my.tsv"]["score"]
+    assert "| a/my.tsv | accuracy |" in result.stdout and "| b/my.tsv | accuracy |" in result.stdout
+    assert "| **task mean** | 2 |" in result.stdout
+
+
+def test_a_users_file_named_like_a_data_folder_task_gets_its_own_row(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    data = tasks_dir.parent
+    (data / "sts").mkdir()
+    (data / "sts" / "stsb-en-test.tsv").write_text(
+        "sentence1\tsentence2\tscore\ngoal team\tmatch team\t4\nbank\tchip\t0\n"
+    )
+    (tmp_path / "own").mkdir()
+    own = tmp_path / "own" / "stsb-en-test.tsv"
+    own.write_text((tasks_dir / "topics-clustering.tsv").read_text())
+    arguments = ["evaluate", str(model_dir), "--data", str(data), "--tasks", f"stsb-en-test,{own}"]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 0, result.output
+    assert "| sts/stsb-en-test.tsv | spearman" in result.stdout
+    assert "| own/stsb-en-test.tsv | v_measure |" in result.stdout

@@ -159,6 +159,34 @@ def default_task_files(tasks: list[TaskFile], languages: Sequence[str] | None) -
     return [task for task in tasks if task_file_languages(task.name) <= wanted]
 
 
+def distinct_names(tasks: Sequence[tuple[str, Path]]) -> list[str]:
+    """Names for ``(name, path)`` tasks, no two alike, so that no result overwrites another: tasks that share a
+    name are named by the end of their path instead (``a/my.tsv`` and ``b/my.tsv``, with as many folders as it
+    takes to tell them apart); the others keep their name.
+    """
+    members_of: dict[str, list[int]] = {}
+    for index, (name, _) in enumerate(tasks):
+        members_of.setdefault(name, []).append(index)
+    names = [name for name, _ in tasks]
+    for members in members_of.values():
+        if len(members) < 2:
+            continue
+        parts = [Path(os.path.abspath(tasks[index][1])).parts[1:] for index in members]  # without the root
+        depth = 2  # the folder and the file
+        while depth < max(map(len, parts)) and len({tail[-depth:] for tail in parts}) < len(members):
+            depth += 1
+        for index, tail in zip(members, parts, strict=True):
+            names[index] = "/".join(tail[-depth:])
+    taken: set[str] = set()
+    for index, name in enumerate(names):  # the same path twice, or a path-named task equal to another's name
+        unique, number = name, 2
+        while unique in taken:
+            unique, number = f"{name} ({number})", number + 1
+        taken.add(unique)
+        names[index] = unique
+    return names
+
+
 # ----------------------------------------------------------------------------------------------------- reading
 
 
