@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ from st_static.evaluation.task_files import (  # noqa: E402
     evaluate_task_files,
     find_task_files,
     mteb_task,
+    read_labelled_texts,
     summary_markdown,
     task_file,
 )
@@ -317,3 +319,21 @@ def test_a_users_file_named_like_a_data_folder_task_gets_its_own_row(topic_model
     assert result.exit_code == 0, result.output
     assert "| sts/stsb-en-test.tsv | spearman" in result.stdout
     assert "| own/stsb-en-test.tsv | v_measure |" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs /dev/zero and fifos")
+def test_devices_and_fifos_are_refused_before_reading(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    (tmp_path / "zeros.tsv").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "pipe.tsv")
+    retrieval = tasks_dir / "topics-retrieval"
+    (retrieval / "queries.tsv").unlink()
+    (retrieval / "queries.tsv").symlink_to("/dev/zero")
+    for path in (tmp_path / "zeros.tsv", tmp_path / "pipe.tsv", retrieval):
+        result = CliRunner().invoke(app, ["evaluate", str(model_dir), "--tasks", str(path)])
+        assert result.exit_code == 1
+        assert result.stderr.strip().startswith("error:") and "not a regular file" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    with pytest.raises(TaskFileError, match=r"zeros\.tsv: not a regular file"):
+        read_labelled_texts(tmp_path / "zeros.tsv", with_split=False)

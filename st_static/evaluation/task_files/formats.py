@@ -6,6 +6,7 @@ import csv
 import fnmatch
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,21 @@ class TaskFile:
 # ----------------------------------------------------------------------------------------------------- finding
 
 
+def _check_regular_file(path: Path) -> None:
+    """Raise a :class:`TaskFileError` unless ``path`` is a regular file (not a device, fifo or socket, which
+    could be read forever)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError as error:
+        raise TaskFileNotFoundError(f"{path}: no such task file.") from error
+    except OSError as error:
+        raise TaskFileError(f"{path}: cannot be read ({error.strerror or error}).") from error
+    if not stat.S_ISREG(mode):
+        raise TaskFileError(f"{path}: not a regular file (a device, fifo or socket); a task file is a TSV file.")
+
+
 def _header(path: Path) -> list[str]:
+    _check_regular_file(path)
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             return next(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), [])
@@ -79,10 +94,12 @@ def task_file(path: str | os.PathLike[str]) -> TaskFile:
         raise TaskFileNotFoundError(f"{path}: no such task file or folder.")
     name = path.name if path.is_dir() else path.stem
     if path.is_dir():
-        missing = [file for file in RETRIEVAL_FILES if not (path / file).is_file()]
+        missing = [file for file in RETRIEVAL_FILES if not (path / file).exists()]
         if missing:
             needed = ", ".join(RETRIEVAL_FILES)
             raise TaskFileError(f"{path}: a retrieval task folder needs {needed}; missing {', '.join(missing)}.")
+        for file in RETRIEVAL_FILES:
+            _check_regular_file(path / file)
         return TaskFile(name, RETRIEVAL, path)
     header = set(_header(path))
     for task_type, columns in _COLUMNS.items():  # classification before clustering: it has one column more
@@ -192,6 +209,7 @@ def distinct_names(tasks: Sequence[tuple[str, Path]]) -> list[str]:
 
 def _read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """``(line number, [values of columns])`` of a header-first TSV (quoting off), empty lines skipped."""
+    _check_regular_file(path)
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
