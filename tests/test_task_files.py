@@ -29,6 +29,7 @@ from sklearn.metrics import accuracy_score, average_precision_score, v_measure_s
 
 from st_static.cli import app  # noqa: E402
 from st_static.evaluation.task_files import (  # noqa: E402
+    MAX_QRELS_SCORE,
     TaskFileError,
     default_task_files,
     distinct_names,
@@ -36,6 +37,7 @@ from st_static.evaluation.task_files import (  # noqa: E402
     find_task_files,
     mteb_task,
     read_labelled_texts,
+    read_retrieval_folder,
     summary_markdown,
     task_file,
 )
@@ -337,3 +339,20 @@ def test_devices_and_fifos_are_refused_before_reading(topic_model, tasks_dir, tm
         assert len(result.stderr.strip().splitlines()) == 1
     with pytest.raises(TaskFileError, match=r"zeros\.tsv: not a regular file"):
         read_labelled_texts(tmp_path / "zeros.tsv", with_split=False)
+
+
+@pytest.mark.parametrize("score", ["1e300", "3000000000", "4294967297", "-1000001"])
+def test_qrels_scores_out_of_range_are_refused_with_file_and_line(tasks_dir, score):
+    folder = tasks_dir / "topics-retrieval"
+    with (folder / "qrels.tsv").open("a") as handle:
+        handle.write(f"q1\td2\t{score}\n")
+    line = len((folder / "qrels.tsv").read_text().splitlines())
+    with pytest.raises(TaskFileError, match=rf"qrels\.tsv:{line}: score '{score}' is out of range"):
+        read_retrieval_folder(folder)
+
+
+def test_the_largest_qrels_grade_is_kept(tasks_dir):
+    folder = tasks_dir / "topics-retrieval"
+    with (folder / "qrels.tsv").open("a") as handle:
+        handle.write(f"q1\td2\t{MAX_QRELS_SCORE}\n")
+    assert read_retrieval_folder(folder).relevant["q1"]["d2"] == MAX_QRELS_SCORE

@@ -33,6 +33,9 @@ _COLUMNS = {
     PAIR_CLASSIFICATION: ("sentence1", "sentence2", "label"),
 }
 RETRIEVAL_FILES = ("corpus.tsv", "queries.tsv", "qrels.tsv")
+MAX_QRELS_SCORE = 1_000_000
+"""The largest relevance grade (in absolute value) a ``qrels.tsv`` may hold: mteb's scorer (``pytrec_eval``) keeps
+grades as 32-bit integers, and one past 2**31 wraps around to a wrong score or exhausts memory."""
 TASKS_FOLDER = "tasks"
 """The folder of a data folder that holds task files (``DATA/tasks/``)."""
 
@@ -323,7 +326,8 @@ def read_retrieval_folder(path: str | os.PathLike[str]) -> RetrievalData:
 
     Raises:
         TaskFileError: On a duplicate id, a qrels row naming an unknown query or document or with a score that is
-            not a whole number, or when no query has a relevant document.
+            not a whole number from -:data:`MAX_QRELS_SCORE` to :data:`MAX_QRELS_SCORE`, or when no query has a
+            relevant document.
     """
     folder = Path(path)
     corpus = _texts_by_id(folder / "corpus.tsv")
@@ -341,6 +345,11 @@ def read_retrieval_folder(path: str | os.PathLike[str]) -> RetrievalData:
             score = math.nan
         if not math.isfinite(score) or score != int(score):
             raise TaskFileError(f"{qrels_path}:{line_number}: score {score_text!r} is not a whole number.")
+        if abs(score) > MAX_QRELS_SCORE:
+            raise TaskFileError(
+                f"{qrels_path}:{line_number}: score {score_text!r} is out of range "
+                f"(a relevance grade from -{MAX_QRELS_SCORE:,} to {MAX_QRELS_SCORE:,})."
+            )
         if score >= 1:
             relevant.setdefault(query_id, {})[doc_id] = int(score)
     if not relevant:
