@@ -356,3 +356,18 @@ def test_the_largest_qrels_grade_is_kept(tasks_dir):
     with (folder / "qrels.tsv").open("a") as handle:
         handle.write(f"q1\td2\t{MAX_QRELS_SCORE}\n")
     assert read_retrieval_folder(folder).relevant["q1"]["d2"] == MAX_QRELS_SCORE
+
+
+def test_a_query_without_a_known_word_retrieves_nothing(topic_model, tmp_path):
+    folder = tmp_path / "unknown-query"
+    folder.mkdir()
+    # z1 comes first in the corpus and has the largest id: first under either tie order (index or id).
+    (folder / "corpus.tsv").write_text("id\ttext\nz1\tgoal team\na1\tbank market\na2\tphone chip\n")
+    (folder / "queries.tsv").write_text("id\ttext\nq1\tbank price\nq2\tzzzz qqqq\n")
+    (folder / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq1\ta1\t1\nq2\tz1\t1\n")
+    assert not np.any(topic_model.encode(["zzzz qqqq"]))
+    both = evaluate_task_files(topic_model, tasks=[folder])["unknown-query"]
+    (folder / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq1\ta1\t1\n")  # q2 without a relevant document
+    known_only = evaluate_task_files(topic_model, tasks=[folder])["unknown-query"]
+    assert known_only["score"] > 0 and both["size"] == 2
+    assert both["score"] == pytest.approx(known_only["score"] / 2)  # q2 scores 0 and counts in the mean

@@ -182,3 +182,53 @@ def mteb_encoder(encoder: Encoder) -> Any:
             return np.asarray(self.function(texts), dtype=np.float32)
 
     return LocalEncoder(encoder)
+
+
+def mteb_search_model(encoder: Encoder) -> Any:
+    """An ``mteb`` search model for retrieval tasks: mteb's own cosine search over :func:`mteb_encoder`, except
+    that a query whose vector is zero (no word the model knows) retrieves nothing.
+
+    Such a query has cosine 0 with every document; left to mteb, the tie order (document ids) ranks its documents
+    and could give it credit for a relevant one. Retrieving nothing scores it 0 (nDCG, recall, MRR), and it still
+    counts in the mean.
+    """
+    _import_mteb()
+    from mteb.models.search_wrappers import SearchEncoderWrapper
+    from mteb.types import PromptType
+
+    class QueryNotingEncoder:
+        """Embeds through ``encoder`` and notes which rows of the last query batch are zero."""
+
+        def __init__(self) -> None:
+            self.inner = mteb_encoder(encoder)
+            self.mteb_model_meta = self.inner.mteb_model_meta
+            self.zero_query_rows: np.ndarray = np.zeros(0, dtype=bool)
+
+        def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
+            vectors = self.inner.encode(inputs, **kwargs)
+            if kwargs.get("prompt_type") == PromptType.query:
+                self.zero_query_rows = ~np.any(vectors, axis=1)
+            return vectors
+
+        def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
+            return self.inner.similarity(embeddings1, embeddings2)
+
+    class LocalSearch:
+        def __init__(self) -> None:
+            self.encoder = QueryNotingEncoder()
+            self.wrapper = SearchEncoderWrapper(self.encoder)
+            self.mteb_model_meta = self.encoder.mteb_model_meta
+
+        def index(self, corpus: Any, **kwargs: Any) -> None:
+            self.wrapper.index(corpus, **kwargs)
+
+        def search(self, queries: Any, **kwargs: Any) -> dict[str, dict[str, float]]:
+            results = self.wrapper.search(queries, **kwargs)
+            zero_rows = self.encoder.zero_query_rows
+            if len(zero_rows) != len(queries):
+                raise RuntimeError(f"Noted {len(zero_rows)} query vectors for {len(queries)} queries.")
+            for query_id in np.asarray(queries["id"], dtype=object)[zero_rows]:
+                results[query_id] = {}
+            return results
+
+    return LocalSearch()

@@ -22,7 +22,7 @@ from st_static.evaluation.task_files.formats import (
     find_task_files,
     task_file,
 )
-from st_static.evaluation.task_files.mteb_adapters import _import_mteb, mteb_encoder, mteb_task
+from st_static.evaluation.task_files.mteb_adapters import _import_mteb, mteb_encoder, mteb_search_model, mteb_task
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -48,7 +48,7 @@ def run_task(encoder: Encoder, task: TaskFile | str | os.PathLike[str]) -> dict[
         warnings.simplefilter("ignore")  # sklearn convergence notes of mteb's fixed 100-iteration classifier
         try:
             model_result = mteb.evaluate(
-                mteb_encoder(encoder),
+                mteb_search_model(encoder) if task.type == RETRIEVAL else mteb_encoder(encoder),
                 [mteb_object],
                 cache=None,
                 encode_kwargs={"batch_size": 1024, "show_progress_bar": False},
