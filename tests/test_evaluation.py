@@ -99,6 +99,15 @@ def test_retrieval_accuracy_counts_nearest_neighbours_in_each_direction():
     assert retrieval_accuracy(other, english) == pytest.approx(50.0)
 
 
+def test_zero_vectors_get_no_credit_from_the_row_order():
+    zero = np.zeros(2)
+    # A zero query (then a zero candidate) on row 0: the row order (argmax of ties) would count it as found.
+    assert retrieval_accuracy(np.stack([zero, unit_vector(1.0)]), np.stack([unit_vector(0.3), unit_vector(1.0)])) == 50
+    opposite = unit_vector(1.0 + math.pi)  # cosine -1 with unit_vector(1.0), below the zero candidate's 0
+    assert retrieval_accuracy(np.stack([opposite, unit_vector(1.0)]), np.stack([zero, unit_vector(1.0)])) == 50
+    assert retrieval_accuracy(np.zeros((3, 2)), np.zeros((3, 2))) == 0
+
+
 def test_retrieval_rejects_misaligned_sides():
     with pytest.raises(ValueError, match="align"):
         retrieval_accuracy(np.ones((3, 2)), np.ones((2, 2)))
