@@ -40,6 +40,7 @@ from st_static.evaluation.task_files import (  # noqa: E402
     read_retrieval_folder,
     summary_markdown,
     task_file,
+    task_file_texts,
 )
 
 TOPICS = {
@@ -371,3 +372,21 @@ def test_a_query_without_a_known_word_retrieves_nothing(topic_model, tmp_path):
     known_only = evaluate_task_files(topic_model, tasks=[folder])["unknown-query"]
     assert known_only["score"] > 0 and both["size"] == 2
     assert both["score"] == pytest.approx(known_only["score"] / 2)  # q2 scores 0 and counts in the mean
+
+
+def test_a_leading_byte_order_mark_is_dropped_by_every_task_file_reader(tasks_dir, tmp_path):
+    copies = tmp_path / "with-bom"
+    for path in tasks_dir.iterdir():
+        for source in sorted(path.iterdir()) if path.is_dir() else [path]:
+            target = copies / source.relative_to(tasks_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    for original in find_task_files(tasks_dir):
+        copy = task_file(copies / original.path.relative_to(tasks_dir))
+        assert (copy.name, copy.type) == (original.name, original.type)
+        assert task_file_texts(copy) == task_file_texts(original)
+    retrieval = read_retrieval_folder(copies / "topics-retrieval")
+    assert retrieval == read_retrieval_folder(tasks_dir / "topics-retrieval")
+    assert read_labelled_texts(copies / "topics-clustering.tsv", with_split=False) == read_labelled_texts(
+        tasks_dir / "topics-clustering.tsv", with_split=False
+    )

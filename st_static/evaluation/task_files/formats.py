@@ -76,7 +76,7 @@ def _check_regular_file(path: Path) -> None:
 def _header(path: Path) -> list[str]:
     _check_regular_file(path)
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
             return next(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), [])
     except csv.Error as error:
         raise unreadable_row(path, 1, error, TaskFileError) from error
@@ -214,7 +214,7 @@ def _read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, list[str
     """``(line number, [values of columns])`` of a header-first TSV (quoting off), empty lines skipped."""
     _check_regular_file(path)
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             header = next(reader, None)
             if header is None:
