@@ -228,3 +228,14 @@ def test_subword_static_embedding_is_not_taken_for_an_st_static_model():
         st_static.encode(model, ["the cat"])
     texts = ["the cat sat", "tokens on the mat"]
     np.testing.assert_allclose(model_encoder(model)(texts), model.encode(texts), atol=1e-6)
+
+
+def test_a_leading_byte_order_mark_is_dropped_by_the_data_file_readers(tmp_path):
+    from st_static.data_files import read_scored_pairs, read_translation_pairs
+
+    contents = {"sts.tsv": "sentence1\tsentence2\tscore\na b\tc\t4.5\n", "pairs.tsv": "eng\tother\ncat\tKatze\n"}
+    for name, content in contents.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        (tmp_path / f"bom-{name}").write_text(content, encoding="utf-8-sig")
+    assert read_scored_pairs(tmp_path / "bom-sts.tsv") == read_scored_pairs(tmp_path / "sts.tsv")
+    assert read_translation_pairs(tmp_path / "bom-pairs.tsv") == read_translation_pairs(tmp_path / "pairs.tsv")
