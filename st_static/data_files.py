@@ -49,7 +49,7 @@ def read_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[lis
 def read_numbered_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """:func:`read_tsv` with each row's line number: ``(line number, [values of columns])``, empty lines skipped."""
     path = Path(path)
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = next(reader, None)
@@ -97,7 +97,7 @@ def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score")
 def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """Read translation pairs: the first two columns of a parallel file (``en``/``other``, ``eng``/``other``)."""
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:
         header = handle.readline().rstrip("\n").split("\t")
     if len(header) < 2:
         raise DataFormatError(f"{path}: expected at least two tab-separated columns, got header {header}.")

@@ -114,3 +114,21 @@ def test_packaged_teacher_by_repo_id_offline(data_dir, monkeypatch):
     result = runner.invoke(app, ["evaluate", "sentence-transformers/all-MiniLM-L6-v2", "--data", str(data_dir)])
     assert result.exit_code == 0, result.output
     assert "| tatoeba-deu-eng | accuracy |" in result.stdout
+
+
+def test_a_model_with_a_default_prompt_scores_as_model_encode_does(word_model, data_dir, tmp_path):
+    import st_static
+    from st_static.evaluation.encoders import model_encoder
+    from st_static.evaluation.suite import evaluate_tasks, find_tasks
+
+    word_model.prompts = {"query": "hello "}
+    word_model.default_prompt_name = "query"
+    st_static.save_model(word_model, tmp_path / "prompted")
+    json_path = tmp_path / "prompted.json"
+    arguments = ["evaluate", str(tmp_path / "prompted"), "--data", str(data_dir), "--json", str(json_path)]
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 0, result.output
+    model = st_static.load_model(tmp_path / "prompted")
+    expected = evaluate_tasks(model_encoder(model, fast=False), find_tasks(data_dir, include="stsb-en-test"))
+    scores = json.loads(json_path.read_text())["results"]
+    assert scores["stsb-en-test"]["score"] == pytest.approx(expected["stsb-en-test"]["score"], abs=1e-6)

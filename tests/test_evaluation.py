@@ -99,6 +99,15 @@ def test_retrieval_accuracy_counts_nearest_neighbours_in_each_direction():
     assert retrieval_accuracy(other, english) == pytest.approx(50.0)
 
 
+def test_zero_vectors_get_no_credit_from_the_row_order():
+    zero = np.zeros(2)
+    # A zero query (then a zero candidate) on row 0: the row order (argmax of ties) would count it as found.
+    assert retrieval_accuracy(np.stack([zero, unit_vector(1.0)]), np.stack([unit_vector(0.3), unit_vector(1.0)])) == 50
+    opposite = unit_vector(1.0 + math.pi)  # cosine -1 with unit_vector(1.0), below the zero candidate's 0
+    assert retrieval_accuracy(np.stack([opposite, unit_vector(1.0)]), np.stack([zero, unit_vector(1.0)])) == 50
+    assert retrieval_accuracy(np.zeros((3, 2)), np.zeros((3, 2))) == 0
+
+
 def test_retrieval_rejects_misaligned_sides():
     with pytest.raises(ValueError, match="align"):
         retrieval_accuracy(np.ones((3, 2)), np.ones((2, 2)))
@@ -157,6 +166,17 @@ def test_fast_path_encoder_equals_model_encode(word_model):
     np.testing.assert_allclose(model_encoder(word_model, fast=False)(texts), word_model.encode(texts), atol=1e-6)
 
 
+def test_encoder_falls_back_to_model_encode_where_the_fast_path_disagrees(word_model, monkeypatch, caplog):
+    import st_static.evaluation.encoders as encoders
+
+    monkeypatch.setattr(encoders, "static_encode", lambda model, texts, **kwargs: np.ones((len(texts), 16), "f4"))
+    texts = ["the cat sat", "Hello world"]
+    encoder = model_encoder(word_model)
+    np.testing.assert_allclose(encoder(texts), word_model.encode(texts), atol=1e-6)
+    np.testing.assert_allclose(encoder(["mat", "on"]), word_model.encode(["mat", "on"]), atol=1e-6)
+    assert "using model.encode" in caplog.text
+
+
 def test_prompt_is_prepended(word_model):
     texts = ["sat on", "world"]
     np.testing.assert_allclose(
@@ -208,3 +228,14 @@ def test_subword_static_embedding_is_not_taken_for_an_st_static_model():
         st_static.encode(model, ["the cat"])
     texts = ["the cat sat", "tokens on the mat"]
     np.testing.assert_allclose(model_encoder(model)(texts), model.encode(texts), atol=1e-6)
+
+
+def test_a_leading_byte_order_mark_is_dropped_by_the_data_file_readers(tmp_path):
+    from st_static.data_files import read_scored_pairs, read_translation_pairs
+
+    contents = {"sts.tsv": "sentence1\tsentence2\tscore\na b\tc\t4.5\n", "pairs.tsv": "eng\tother\ncat\tKatze\n"}
+    for name, content in contents.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        (tmp_path / f"bom-{name}").write_text(content, encoding="utf-8-sig")
+    assert read_scored_pairs(tmp_path / "bom-sts.tsv") == read_scored_pairs(tmp_path / "sts.tsv")
+    assert read_translation_pairs(tmp_path / "bom-pairs.tsv") == read_translation_pairs(tmp_path / "pairs.tsv")

@@ -88,6 +88,23 @@ def test_fast_path_equals_model_encode_on_adversarial_texts(word_model):
     np.testing.assert_allclose(st_static.encode(word_model, texts), word_model.encode(texts), atol=1e-6)
 
 
+def test_fast_path_prepends_the_models_prompts_as_model_encode_does(word_model, tmp_path):
+    word_model.prompts = {"query": "hello: ", "document": "world "}
+    word_model.default_prompt_name = "query"
+    st_static.save_model(word_model, tmp_path / "prompted")
+    model = st_static.load_model(tmp_path / "prompted")
+    texts = ["the cat sat", "mat", "", "zzqq", "the cat sat"]
+    assert model.default_prompt_name == "query"
+    np.testing.assert_allclose(st_static.encode(model, texts), model.encode(texts), atol=1e-6)
+    np.testing.assert_allclose(st_static.encode(model, "mat"), model.encode("mat"), atol=1e-6)  # the one-text route
+    for keywords in ({"prompt_name": "document"}, {"prompt": "cat "}, {"prompt": ""}):
+        np.testing.assert_allclose(
+            st_static.encode(model, texts, **keywords), model.encode(texts, **keywords), atol=1e-6
+        )
+    with pytest.raises(ValueError, match="'passage' is not one of the model's prompts"):
+        st_static.encode(model, texts, prompt_name="passage")
+
+
 def test_one_query_route_equals_the_batch_route(word_model):
     texts = [*ADVERSARIAL_TEXTS, "the cat sat", "tokeniser tokens"]
     one_by_one = np.stack([st_static.encode(word_model, text) for text in texts])

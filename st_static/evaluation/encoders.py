@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -11,6 +12,8 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.model.inference import encode as static_encode
 from st_static.model.inference import static_module
+
+logger = logging.getLogger(__name__)
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 """A function from a list of texts to a ``(len(texts), dim)`` float array."""
@@ -45,9 +48,11 @@ def model_encoder(
 
     Args:
         model: Any model ``SentenceTransformer`` loads, or already an encoder function.
-        prompt: Text prepended to every input (teachers such as multilingual-e5 need ``"query: "``).
+        prompt: Text prepended to every input (teachers such as multilingual-e5 need ``"query: "``); without one,
+            the model's default prompt (``default_prompt_name``), as ``model.encode`` does.
         batch_size: Batch size for ``SentenceTransformer.encode`` (unused on the fast path).
-        fast: Use :func:`st_static.encode` for st-static pipelines (gives the same vectors as ``model.encode``).
+        fast: Use :func:`st_static.encode` for st-static pipelines. It gives the same vectors as ``model.encode``,
+            checked on the first texts; where they differ, the encoder uses ``model.encode`` (with a warning).
 
     Returns:
         The encoder.
@@ -69,17 +74,20 @@ def model_encoder(
             dtype=np.float32,
         )
 
-    if fast and not prompt and is_static_pipeline(model):
-        checked = False
+    if fast and is_static_pipeline(model):
+        fast_path: bool | None = None  # None until the first texts show whether it gives model.encode's vectors
 
         def encode_static(texts: Sequence[str]) -> np.ndarray:
-            nonlocal checked
-            vectors = static_encode(model, list(texts))
-            if not checked:  # the fast path must give model.encode's vectors; check on the first texts
+            nonlocal fast_path
+            if fast_path is False:
+                return encode_model(texts)
+            vectors = static_encode(model, list(texts), prompt=prompt or None)
+            if fast_path is None:
                 probe = list(texts[:FAST_PATH_PROBE])
-                if not np.allclose(vectors[: len(probe)], encode_model(probe), atol=1e-5):
-                    raise RuntimeError("st_static.encode disagrees with model.encode on this model; use fast=False.")
-                checked = True
+                fast_path = bool(np.allclose(vectors[: len(probe)], encode_model(probe), atol=1e-5))
+                if not fast_path:
+                    logger.warning("st_static.encode disagrees with model.encode on this model; using model.encode.")
+                    return encode_model(texts)
             return vectors
 
         return _deduplicated(encode_static)

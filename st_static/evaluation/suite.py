@@ -6,7 +6,7 @@ import fnmatch
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,13 @@ from st_static.errors import StStaticError
 from st_static.evaluation.encoders import Encoder
 from st_static.evaluation.pair_classification import evaluate_pair_classification, read_paraphrase_file
 from st_static.evaluation.sts import evaluate_sts, read_sts_file
-from st_static.evaluation.task_files import evaluate_task_file, find_task_files, task_file_languages, task_file_texts
+from st_static.evaluation.task_files import (
+    distinct_names,
+    evaluate_task_file,
+    find_task_files,
+    task_file_languages,
+    task_file_texts,
+)
 from st_static.evaluation.translation import evaluate_translation_retrieval
 
 logger = logging.getLogger(__name__)
@@ -110,18 +116,35 @@ def evaluate_tasks(
 ) -> dict[str, dict[str, Any]]:
     """Evaluate ``encoder`` on every task.
 
+    A file named twice is evaluated once; tasks that share a name are named by their paths' ends instead
+    (:func:`~st_static.evaluation.task_files.distinct_names`).
+
     Returns:
         ``{task_name: result}``; every result has ``metric``, ``score`` (x100) and ``kind``.
 
     Raises:
         st_static.data_files.DataFormatError: If a file is corrupt (named in the message).
     """
+    tasks = distinct_tasks(tasks)
     results: dict[str, dict[str, Any]] = {}
     for task in tqdm(tasks, desc="Evaluating", disable=not show_progress_bar):
         logger.info("Evaluating on %s (%s)", task.name, task.path)
         result = _EVALUATORS[task.kind](encoder, task.path)
         results[task.name] = {**result, "kind": task.kind}
     return results
+
+
+def distinct_tasks(tasks: list[EvaluationTask]) -> list[EvaluationTask]:
+    """``tasks`` without repeats of a file, renamed where names clash (``a/my.tsv``, ``b/my.tsv``)."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for task in tasks:
+        key = (task.kind, os.path.realpath(task.path))
+        if key not in seen:
+            seen.add(key)
+            unique.append(task)
+    names = distinct_names([(task.name, task.path) for task in unique])
+    return [replace(task, name=name) for task, name in zip(unique, names, strict=True)]
 
 
 def task_evaluator(

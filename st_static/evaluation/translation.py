@@ -16,7 +16,8 @@ from st_static.evaluation.encoders import Encoder, unit_rows
 def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray) -> float:
     """Percentage of queries whose nearest candidate by cosine is the one on the same row.
 
-    Ties go to the lowest row (``argmax``); a zero vector has cosine 0 with every candidate.
+    Ties go to the lowest row (``argmax``). A zero vector (a text without a known word) matches nothing: a zero
+    query finds no candidate and a zero candidate is nobody's nearest, so the row order gives them no credit.
 
     Raises:
         ValueError: If the two sides do not have the same number of rows.
@@ -25,11 +26,13 @@ def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray) -> float:
         raise ValueError(f"Got {len(queries)} queries for {len(candidates)} candidates; rows must align.")
     if len(queries) == 0:
         raise ValueError("No translation pairs.")
-    similarities = (
-        unit_rows(np.asarray(queries, dtype=np.float32)) @ unit_rows(np.asarray(candidates, dtype=np.float32)).T
-    )
+    query_units = unit_rows(np.asarray(queries, dtype=np.float32))
+    candidate_units = unit_rows(np.asarray(candidates, dtype=np.float32))
+    similarities = query_units @ candidate_units.T
+    similarities[:, ~np.any(candidate_units, axis=1)] = -np.inf
     nearest = similarities.argmax(axis=1)
-    return 100.0 * float(np.mean(nearest == np.arange(len(queries))))
+    found = (nearest == np.arange(len(queries))) & np.any(query_units, axis=1)
+    return 100.0 * float(np.mean(found))
 
 
 def evaluate_translation_retrieval(

@@ -43,6 +43,8 @@ def encode(
     texts: str | Sequence[str],
     batch_size: int = 8192,
     normalize: bool = True,
+    prompt: str | None = None,
+    prompt_name: str | None = None,
 ) -> np.ndarray:
     """Embed texts with a static model, returning float32 numpy vectors.
 
@@ -50,13 +52,17 @@ def encode(
     followed by ``Normalize``), several times faster: ASCII texts are read by dict look-ups instead of the Rust
     tokenizer (:mod:`st_static.model.word_rows`), small batches are summed in numpy without torch's per-call
     overhead, and the per-batch machinery of ``SentenceTransformer.encode`` is skipped. Lone surrogates count
-    as U+FFFD (dropped); texts of any length are read in bounded memory.
+    as U+FFFD (dropped); texts of any length are read in bounded memory. Prompts work as in ``model.encode``:
+    ``prompt``, else ``model.prompts[prompt_name]``, else the model's default prompt is prepended to every text.
 
     Args:
         model: A static ``SentenceTransformer`` (or its first module).
         texts: A str or a sequence of str.
         batch_size: Texts read per batch.
         normalize: L2-normalise (as the saved pipeline does). ``False`` gives the plain mean of word vectors.
+        prompt: Text prepended to every text (``prompt_name`` is then ignored).
+        prompt_name: The name of one of the model's ``prompts`` to prepend. Without either, the model's
+            ``default_prompt_name`` (if set) chooses the prompt, as ``model.encode`` does.
 
     Returns:
         ``(len(texts), dim)`` array, or ``(dim,)`` for a single str. Texts without a known word give zeros.
@@ -64,12 +70,15 @@ def encode(
     Raises:
         TypeError: If ``texts`` is not a str or a sequence of str, or the model has modules after its static
             embedding other than ``Normalize`` (this path would skip them).
-        ValueError: If ``batch_size`` is not positive.
+        ValueError: If ``batch_size`` is not positive, or ``prompt_name`` is not one of the model's prompts.
     """
     single = isinstance(texts, str)
     text_list = check_texts(texts)
     if isinstance(model, SentenceTransformer):
         check_pipeline(model)
+    prompt = resolve_prompt(model, prompt, prompt_name)
+    if prompt:
+        text_list = [prompt + text for text in text_list]
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
     module = static_module(model)
@@ -90,6 +99,25 @@ def encode(
         if normalize:
             normalize_rows(batch)
     return output[0] if single else output
+
+
+def resolve_prompt(
+    model: SentenceTransformer | StaticEmbedding, prompt: str | None = None, prompt_name: str | None = None
+) -> str | None:
+    """The prompt ``model.encode`` would prepend: ``prompt``, else ``prompts[prompt_name]``, else the default prompt.
+
+    Raises:
+        ValueError: If ``prompt_name`` is not one of the model's prompts (a bare module has none).
+    """
+    if prompt is not None:
+        return prompt
+    prompts = model.prompts if isinstance(model, SentenceTransformer) else {}
+    if prompt_name is not None:
+        if prompt_name not in prompts:
+            raise ValueError(f"Prompt name {prompt_name!r} is not one of the model's prompts {sorted(prompts)}.")
+        return prompts[prompt_name]
+    default_name = model.default_prompt_name if isinstance(model, SentenceTransformer) else None
+    return prompts.get(default_name) if default_name is not None else None
 
 
 def check_pipeline(model: SentenceTransformer) -> None:

@@ -8,7 +8,8 @@ offline, with mteb's own code. The formats (the data README's ``tasks/`` section
   train embeddings, accuracy on test.
 * clustering: a TSV with ``text``, ``label``; k-means with k = number of labels, V-measure.
 * retrieval: a folder with ``corpus.tsv`` (``id``, ``text``), ``queries.tsv`` (``id``, ``text``) and ``qrels.tsv``
-  (``query_id``, ``doc_id``, ``score``; >= 1 is relevant); cosine ranking, nDCG@10.
+  (``query_id``, ``doc_id``, ``score``; >= 1 is relevant); cosine ranking, nDCG@10; a query without a known word
+  (a zero vector) retrieves nothing.
 * pair classification: a TSV with ``sentence1``, ``sentence2``, ``label`` (0/1); average precision of cosine.
 
 A score is x100. Needs the ``eval`` extra (``mteb``).
@@ -26,6 +27,7 @@ from st_static.evaluation.task_files.formats import (
     CLASSIFICATION,
     CLUSTERING,
     MAIN_METRICS,
+    MAX_QRELS_SCORE,
     PAIR_CLASSIFICATION,
     RETRIEVAL,
     RETRIEVAL_FILES,
@@ -37,6 +39,7 @@ from st_static.evaluation.task_files.formats import (
     TaskFileError,
     TaskFileNotFoundError,
     default_task_files,
+    distinct_names,
     find_task_files,
     is_task_path,
     read_labelled_pairs,
@@ -50,6 +53,7 @@ from st_static.evaluation.task_files.formats import (
 from st_static.evaluation.task_files.mteb_adapters import (
     INSTALL_HINT,
     mteb_encoder,
+    mteb_search_model,
     mteb_task,
 )
 from st_static.evaluation.task_files.run import (
@@ -71,6 +75,7 @@ __all__ = [
     "CLUSTERING",
     "INSTALL_HINT",
     "MAIN_METRICS",
+    "MAX_QRELS_SCORE",
     "PAIR_CLASSIFICATION",
     "RETRIEVAL",
     "RETRIEVAL_FILES",
@@ -83,11 +88,13 @@ __all__ = [
     "TaskFileError",
     "TaskFileNotFoundError",
     "default_task_files",
+    "distinct_names",
     "evaluate_task_file",
     "evaluate_task_files",
     "find_task_files",
     "is_task_path",
     "mteb_encoder",
+    "mteb_search_model",
     "mteb_task",
     "read_labelled_pairs",
     "read_labelled_texts",

@@ -6,6 +6,7 @@ import csv
 import fnmatch
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,9 @@ _COLUMNS = {
     PAIR_CLASSIFICATION: ("sentence1", "sentence2", "label"),
 }
 RETRIEVAL_FILES = ("corpus.tsv", "queries.tsv", "qrels.tsv")
+MAX_QRELS_SCORE = 1_000_000
+"""The largest relevance grade (in absolute value) a ``qrels.tsv`` may hold: mteb's scorer (``pytrec_eval``) keeps
+grades as 32-bit integers, and one past 2**31 wraps around to a wrong score or exhausts memory."""
 TASKS_FOLDER = "tasks"
 """The folder of a data folder that holds task files (``DATA/tasks/``)."""
 
@@ -56,9 +60,23 @@ class TaskFile:
 # ----------------------------------------------------------------------------------------------------- finding
 
 
-def _header(path: Path) -> list[str]:
+def _check_regular_file(path: Path) -> None:
+    """Raise a :class:`TaskFileError` unless ``path`` is a regular file (not a device, fifo or socket, which
+    could be read forever)."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        mode = path.stat().st_mode
+    except FileNotFoundError as error:
+        raise TaskFileNotFoundError(f"{path}: no such task file.") from error
+    except OSError as error:
+        raise TaskFileError(f"{path}: cannot be read ({error.strerror or error}).") from error
+    if not stat.S_ISREG(mode):
+        raise TaskFileError(f"{path}: not a regular file (a device, fifo or socket); a task file is a TSV file.")
+
+
+def _header(path: Path) -> list[str]:
+    _check_regular_file(path)
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
             return next(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), [])
     except csv.Error as error:
         raise unreadable_row(path, 1, error, TaskFileError) from error
@@ -79,10 +97,12 @@ def task_file(path: str | os.PathLike[str]) -> TaskFile:
         raise TaskFileNotFoundError(f"{path}: no such task file or folder.")
     name = path.name if path.is_dir() else path.stem
     if path.is_dir():
-        missing = [file for file in RETRIEVAL_FILES if not (path / file).is_file()]
+        missing = [file for file in RETRIEVAL_FILES if not (path / file).exists()]
         if missing:
             needed = ", ".join(RETRIEVAL_FILES)
             raise TaskFileError(f"{path}: a retrieval task folder needs {needed}; missing {', '.join(missing)}.")
+        for file in RETRIEVAL_FILES:
+            _check_regular_file(path / file)
         return TaskFile(name, RETRIEVAL, path)
     header = set(_header(path))
     for task_type, columns in _COLUMNS.items():  # classification before clustering: it has one column more
@@ -159,13 +179,42 @@ def default_task_files(tasks: list[TaskFile], languages: Sequence[str] | None) -
     return [task for task in tasks if task_file_languages(task.name) <= wanted]
 
 
+def distinct_names(tasks: Sequence[tuple[str, Path]]) -> list[str]:
+    """Names for ``(name, path)`` tasks, no two alike, so that no result overwrites another: tasks that share a
+    name are named by the end of their path instead (``a/my.tsv`` and ``b/my.tsv``, with as many folders as it
+    takes to tell them apart); the others keep their name.
+    """
+    members_of: dict[str, list[int]] = {}
+    for index, (name, _) in enumerate(tasks):
+        members_of.setdefault(name, []).append(index)
+    names = [name for name, _ in tasks]
+    for members in members_of.values():
+        if len(members) < 2:
+            continue
+        parts = [Path(os.path.abspath(tasks[index][1])).parts[1:] for index in members]  # without the root
+        depth = 2  # the folder and the file
+        while depth < max(map(len, parts)) and len({tail[-depth:] for tail in parts}) < len(members):
+            depth += 1
+        for index, tail in zip(members, parts, strict=True):
+            names[index] = "/".join(tail[-depth:])
+    taken: set[str] = set()
+    for index, name in enumerate(names):  # the same path twice, or a path-named task equal to another's name
+        unique, number = name, 2
+        while unique in taken:
+            unique, number = f"{name} ({number})", number + 1
+        taken.add(unique)
+        names[index] = unique
+    return names
+
+
 # ----------------------------------------------------------------------------------------------------- reading
 
 
 def _read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """``(line number, [values of columns])`` of a header-first TSV (quoting off), empty lines skipped."""
+    _check_regular_file(path)
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             header = next(reader, None)
             if header is None:
@@ -277,7 +326,8 @@ def read_retrieval_folder(path: str | os.PathLike[str]) -> RetrievalData:
 
     Raises:
         TaskFileError: On a duplicate id, a qrels row naming an unknown query or document or with a score that is
-            not a whole number, or when no query has a relevant document.
+            not a whole number from -:data:`MAX_QRELS_SCORE` to :data:`MAX_QRELS_SCORE`, or when no query has a
+            relevant document.
     """
     folder = Path(path)
     corpus = _texts_by_id(folder / "corpus.tsv")
@@ -295,6 +345,11 @@ def read_retrieval_folder(path: str | os.PathLike[str]) -> RetrievalData:
             score = math.nan
         if not math.isfinite(score) or score != int(score):
             raise TaskFileError(f"{qrels_path}:{line_number}: score {score_text!r} is not a whole number.")
+        if abs(score) > MAX_QRELS_SCORE:
+            raise TaskFileError(
+                f"{qrels_path}:{line_number}: score {score_text!r} is out of range "
+                f"(a relevance grade from -{MAX_QRELS_SCORE:,} to {MAX_QRELS_SCORE:,})."
+            )
         if score >= 1:
             relevant.setdefault(query_id, {})[doc_id] = int(score)
     if not relevant:

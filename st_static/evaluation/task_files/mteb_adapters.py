@@ -74,8 +74,11 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
     language = _MTEB_LANGUAGES.get(languages[0], "eng-Latn") if len(languages) == 1 else "eng-Latn"
     source = task
 
-    def label_ids(labels: list[str]) -> list[int]:
-        index = {label: number for number, label in enumerate(sorted(set(labels)))}
+    def label_ids(labels: list[str], first: set[str] | None = None) -> list[int]:
+        """Labels as numbers in sorted order, those in ``first`` numbered before the others."""
+        first = first or set()
+        order = sorted(set(labels), key=lambda label: (label not in first, label))
+        index = {label: number for number, label in enumerate(order)}
         return [index[label] for label in labels]
 
     if task.type == CLASSIFICATION:
@@ -88,7 +91,13 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
                 if self.data_loaded:
                     return
                 data = read_labelled_texts(source.path, with_split=True)
-                labels = label_ids(data.labels)
+                # The test half's labels get the first numbers: mteb takes a test half with two labels for a
+                # binary task and scores its average precision with label 1 as positive, which must then exist.
+                # Accuracy does not depend on the numbering.
+                test_labels = {
+                    label for label, split in zip(data.labels, data.splits or [], strict=True) if split == "test"
+                }
+                labels = label_ids(data.labels, first=test_labels)
                 splits: dict[str, dict[str, list[Any]]] = {"train": {"text": [], "label": []}}
                 splits["test"] = {"text": [], "label": []}
                 for text, label, split in zip(data.texts, labels, data.splits or [], strict=True):
@@ -173,3 +182,53 @@ def mteb_encoder(encoder: Encoder) -> Any:
             return np.asarray(self.function(texts), dtype=np.float32)
 
     return LocalEncoder(encoder)
+
+
+def mteb_search_model(encoder: Encoder) -> Any:
+    """An ``mteb`` search model for retrieval tasks: mteb's own cosine search over :func:`mteb_encoder`, except
+    that a query whose vector is zero (no word the model knows) retrieves nothing.
+
+    Such a query has cosine 0 with every document; left to mteb, the tie order (document ids) ranks its documents
+    and could give it credit for a relevant one. Retrieving nothing scores it 0 (nDCG, recall, MRR), and it still
+    counts in the mean.
+    """
+    _import_mteb()
+    from mteb.models.search_wrappers import SearchEncoderWrapper
+    from mteb.types import PromptType
+
+    class QueryNotingEncoder:
+        """Embeds through ``encoder`` and notes which rows of the last query batch are zero."""
+
+        def __init__(self) -> None:
+            self.inner = mteb_encoder(encoder)
+            self.mteb_model_meta = self.inner.mteb_model_meta
+            self.zero_query_rows: np.ndarray = np.zeros(0, dtype=bool)
+
+        def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
+            vectors = self.inner.encode(inputs, **kwargs)
+            if kwargs.get("prompt_type") == PromptType.query:
+                self.zero_query_rows = ~np.any(vectors, axis=1)
+            return vectors
+
+        def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
+            return self.inner.similarity(embeddings1, embeddings2)
+
+    class LocalSearch:
+        def __init__(self) -> None:
+            self.encoder = QueryNotingEncoder()
+            self.wrapper = SearchEncoderWrapper(self.encoder)
+            self.mteb_model_meta = self.encoder.mteb_model_meta
+
+        def index(self, corpus: Any, **kwargs: Any) -> None:
+            self.wrapper.index(corpus, **kwargs)
+
+        def search(self, queries: Any, **kwargs: Any) -> dict[str, dict[str, float]]:
+            results = self.wrapper.search(queries, **kwargs)
+            zero_rows = self.encoder.zero_query_rows
+            if len(zero_rows) != len(queries):
+                raise RuntimeError(f"Noted {len(zero_rows)} query vectors for {len(queries)} queries.")
+            for query_id in np.asarray(queries["id"], dtype=object)[zero_rows]:
+                results[query_id] = {}
+            return results
+
+    return LocalSearch()

@@ -18,10 +18,11 @@ from st_static.evaluation.task_files.formats import (
     TASK_TYPES,
     TaskFile,
     default_task_files,
+    distinct_names,
     find_task_files,
     task_file,
 )
-from st_static.evaluation.task_files.mteb_adapters import _import_mteb, mteb_encoder, mteb_task
+from st_static.evaluation.task_files.mteb_adapters import _import_mteb, mteb_encoder, mteb_search_model, mteb_task
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -47,7 +48,7 @@ def run_task(encoder: Encoder, task: TaskFile | str | os.PathLike[str]) -> dict[
         warnings.simplefilter("ignore")  # sklearn convergence notes of mteb's fixed 100-iteration classifier
         try:
             model_result = mteb.evaluate(
-                mteb_encoder(encoder),
+                mteb_search_model(encoder) if task.type == RETRIEVAL else mteb_encoder(encoder),
                 [mteb_object],
                 cache=None,
                 encode_kwargs={"batch_size": 1024, "show_progress_bar": False},
@@ -113,7 +114,8 @@ def evaluate_task_files(
         batch_size: Batch size of ``SentenceTransformer.encode``.
 
     Returns:
-        ``{task name: {"metric", "score" (x100), "type", "size"}}`` in the order run.
+        ``{task name: {"metric", "score" (x100), "type", "size"}}`` in the order run; a file named twice runs
+        once, and tasks that share a name are named by their paths' ends (``a/my.tsv``, ``b/my.tsv``).
 
     Raises:
         TaskFileError: If a file does not follow its format (named with its row).
@@ -131,8 +133,13 @@ def evaluate_task_files(
         chosen += found if globs else default_task_files(found, languages)
     if not chosen:
         raise ValueError("No task to evaluate: pass a data folder with tasks/ or task files.")
+    by_path: dict[str, TaskFile] = {}
+    for task in chosen:  # a file named twice runs once
+        by_path.setdefault(os.path.realpath(task.path), task)
+    chosen = list(by_path.values())
     encoder = model_encoder(model, prompt=prompt, batch_size=batch_size)
-    return {task.name: run_task(encoder, task) for task in chosen}
+    names = distinct_names([(task.name, task.path) for task in chosen])
+    return {name: run_task(encoder, task) for name, task in zip(names, chosen, strict=True)}
 
 
 def task_evaluators() -> dict[str, Callable[[Encoder, Path], dict[str, Any]]]:
