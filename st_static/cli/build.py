@@ -74,7 +74,13 @@ def build(
         tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)
         evaluator = task_evaluator(eval_data, tasks)
     result = run_build(
-        settings, out, work_dir=work_dir, evaluate=evaluator, build_command=portable_command(sys.argv[1:]), force=force
+        settings,
+        out,
+        work_dir=work_dir,
+        evaluate=evaluator,
+        build_command=portable_command(sys.argv[1:]),
+        force=force,
+        inputs=[eval_data] if eval_data is not None else [],
     )
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))

@@ -199,6 +199,8 @@ def run_extraction(
         logger.info("Extraction already finished in %s; reusing it.", output)
         return ExtractionStage.open(output)
     corpus_inputs = [corpus] if isinstance(corpus, str | os.PathLike) else []
+    if os.path.isdir(settings.teacher):
+        corpus_inputs.append(settings.teacher)
     check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
     check_corpus(corpus)
     if vocabulary is None:  # the corpus is in languages[0]

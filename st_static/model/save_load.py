@@ -18,7 +18,7 @@ from torch import nn
 
 from st_static.files import staged_folder
 from st_static.model.metadata import ModelMetadata
-from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, read_modules
+from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, model_file_names, read_modules
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
 from st_static.teachers import is_repo_id
@@ -29,6 +29,21 @@ logger = logging.getLogger(__name__)
 def holds_st_static_output(folder: Path) -> bool:
     """Whether ``folder`` is something st-static wrote: a model folder, or a stage/extraction folder holding one."""
     return (folder / CONFIG_FILE_NAME).is_file() or (folder / "model" / CONFIG_FILE_NAME).is_file()
+
+
+def model_folder_inputs(name: str | os.PathLike[str]) -> list[Path]:
+    """What a command that loads the model ``name`` reads there, for the output checks (``inputs`` of
+    :func:`st_static.files.check_file_destination`).
+
+    An st-static folder: the model's own files and module folders (so ``evaluation.json`` or notes may be written
+    next to them); another local folder: the whole folder (its loader may read any file in it); a Hub id: nothing.
+    """
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        return []
+    if (folder / CONFIG_FILE_NAME).is_file():
+        return [folder / entry for entry in model_file_names(folder)]
+    return [folder]
 
 
 def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **save_kwargs: Any) -> Path:
