@@ -13,6 +13,8 @@
   holds it.
 * :func:`recover_interrupted_swaps`: what a process killed in the middle of a swap left behind is restored or
   removed by the next run.
+* :func:`carry_over`: a folder rewritten in place keeps what the writer does not write (linked into the staging
+  folder before the swap).
 
 Everything published gets the modes the user's umask gives (a staging folder from ``mkdtemp`` is 0700 and
 safetensors writes 0600; both are widened to what ``mkdir``/``open`` would have made).
@@ -456,6 +458,56 @@ def staged_folder(
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    """Hard-link ``source`` at ``destination`` (same bytes, no copy); copy a regular file where links fail."""
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            logger.warning("Not carried over (neither a file nor a folder): %s", source)
+            return
+        shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def carry_over(
+    source: PathLike, staging: PathLike, *, leave: Iterable[str] = (), only: Iterable[str] | None = None
+) -> list[str]:
+    """Put the entries of the folder ``source`` into the staging folder ``staging``, except those named in ``leave``.
+
+    For a folder rewritten in place: what the writer does not write (an evaluation, a training record, the user's
+    notes) goes into the staged folder, so the swap keeps it. Files are hard-linked where the file system allows
+    (byte-identical, nothing copied) and copied otherwise; symbolic links stay links. Call it after the writer has
+    written, so that nothing writes through a link: an entry the writer wrote is kept (with a warning) instead.
+
+    Args:
+        source: The folder being replaced.
+        staging: The staged folder that replaces it.
+        leave: Names not to carry over (the writer's own entries, which it wrote anew or dropped on purpose).
+        only: Carry over only these names (those present).
+
+    Returns:
+        The names of the entries carried over.
+    """
+    source, staging = Path(source), Path(staging)
+    skipped, wanted = set(leave), set(only) if only is not None else None
+    carried: list[str] = []
+    for entry in sorted(source.iterdir()):
+        if entry.name in skipped or (wanted is not None and entry.name not in wanted):
+            continue
+        target = staging / entry.name
+        if target.exists() or target.is_symlink():
+            logger.warning("Kept the new %s; the earlier one in %s was not carried over.", entry.name, source)
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target)
+        elif entry.is_dir():
+            shutil.copytree(entry, target, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(entry), str(target))
+        carried.append(entry.name)
+    return carried
 
 
 def file_sha256(path: PathLike) -> str:
