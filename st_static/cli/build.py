@@ -107,4 +107,8 @@ def vocabulary_line(vocabulary: dict) -> str:
     return "Vocabulary: " + ", ".join(parts) + "."
 
 
-command()(with_parameters(build, settings_parameters()))
+RESUME_HINT = (
+    "nothing was published; run the same command again to resume: the finished stages are cached in the work "
+    "folder (--work-dir, default OUT.work)"
+)
+command(resume=RESUME_HINT)(with_parameters(build, settings_parameters()))
