@@ -7,10 +7,14 @@
   the last one wins; two renames elsewhere). Before any work starts the destination is checked
   (:func:`check_destination`): a file, the current or home folder, a folder holding an input of the run, or a
   non-empty folder of something else is refused instead of replaced.
+* :func:`check_file_destination`: the same check for a file output (``--json``, ``--output``): a folder, a device
+  or pipe, a symbolic link, a file the run reads or an unwritable place is refused before the run starts.
 * :func:`folder_lock`: one writer per working folder (a build's stage cache); a second process is told who
   holds it.
 * :func:`recover_interrupted_swaps`: what a process killed in the middle of a swap left behind is restored or
   removed by the next run.
+* :func:`carry_over`: a folder rewritten in place keeps what the writer does not write (linked into the staging
+  folder before the swap).
 
 Everything published gets the modes the user's umask gives (a staging folder from ``mkdtemp`` is 0700 and
 safetensors writes 0600; both are widened to what ``mkdir``/``open`` would have made).
@@ -28,6 +32,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -145,6 +150,63 @@ def _protected_folders() -> list[Path]:
     return sorted(protected)
 
 
+def _kind_of(path: Path) -> str | None:
+    """What a non-regular, non-folder entry at ``path`` is ("a device", "a named pipe", ...), or ``None``."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    kinds = {
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISFIFO: "a named pipe (FIFO)",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), None)
+
+
+def _same_entry(first: Path, second: Path) -> bool:
+    """Whether two paths name the same file (same path, or the same inode through another name)."""
+    if first == second:
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _check_inputs(given: Path, target: Path, inputs: Iterable[PathLike | None], what: str, folder: bool) -> None:
+    """Refuse ``target`` when it is one of ``inputs``, lies inside an input folder, or (a folder) holds an input."""
+    for item in inputs:
+        if item is None or not str(item):
+            continue
+        source = Path(item).expanduser().resolve()
+        if _same_entry(source, target) or target.is_relative_to(source):
+            where = "is" if _same_entry(source, target) else f"is inside {item}, which is"
+            raise UnsafeDestinationError(
+                f"{given} {where} an input of this run; writing the {what} there would replace what the run reads. "
+                "Choose another path."
+            )
+        if folder and source.is_relative_to(target):
+            raise UnsafeDestinationError(
+                f"{given} contains {item}, an input of this run; writing the {what} there would replace it. "
+                "Choose another folder."
+            )
+
+
+def _check_parent(given: Path, target: Path, what: str) -> None:
+    """Refuse ``target`` when its folder (or the nearest existing folder above it) cannot receive new entries."""
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UnsafeDestinationError(f"Cannot write the {what} {given}: {parent} is not a folder.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UnsafeDestinationError(
+            f"Cannot write the {what} {given}: the folder {parent} is not writable. Choose a writable folder."
+        )
+
+
 def check_destination(
     destination: PathLike | None,
     *,
@@ -156,9 +218,10 @@ def check_destination(
     """Check that ``destination`` may receive a new folder, and return it resolved.
 
     Allowed: a path that does not exist, an empty folder, a folder ``replaceable`` accepts (an earlier st-static
-    output), or, with ``force``, any other folder. Never allowed, even with ``force``: an empty path, a file, a
-    symbolic link, the current folder, the home folder or a folder above either, and a folder that contains one
-    of ``inputs`` (the corpus, the teacher, the models being read, ...).
+    output), or, with ``force``, any other folder. Never allowed, even with ``force``: an empty path, a file (or a
+    device, pipe or socket), a symbolic link, the current folder, the home folder or a folder above either, a
+    folder that contains one of ``inputs`` (the corpus, the teacher, the models being read, ...) or lies inside an
+    input folder, and a path whose folder cannot be written (a missing parent is created later).
 
     Raises:
         UnsafeDestinationError: Saying why and what to do instead.
@@ -175,16 +238,10 @@ def check_destination(
             f"{what} (e.g. {given / 'my-model'})."
         )
     if target.exists() and not target.is_dir():
-        raise UnsafeDestinationError(f"{given} is a file, not a folder; give a new folder for the {what}.")
-    for item in inputs:
-        if item is None or not str(item):
-            continue
-        source = Path(item).expanduser().resolve()
-        if source == target or source.is_relative_to(target):
-            raise UnsafeDestinationError(
-                f"{given} contains {item}, an input of this run; writing the {what} there would replace it. "
-                "Choose another folder."
-            )
+        kind = _kind_of(target) or "a file"
+        raise UnsafeDestinationError(f"{given} is {kind}, not a folder; give a new folder for the {what}.")
+    _check_inputs(given, target, inputs, what, folder=True)
+    _check_parent(given, target, what)
     if target.is_dir() and any(target.iterdir()):
         if replaceable is not None and replaceable(target):
             return target
@@ -194,6 +251,35 @@ def check_destination(
                 "folder, or pass --force (force=True) to replace it and delete what it holds."
             )
         logger.warning("Replacing %s and everything in it (force).", target)
+    return target
+
+
+def check_file_destination(
+    destination: PathLike | None, *, inputs: Iterable[PathLike | None] = (), what: str = "output file"
+) -> Path:
+    """Check that ``destination`` may receive a file (written atomically, replacing a regular file), and return it.
+
+    Call it before any work, so that a bad path fails at once instead of after the work. Never allowed: an empty
+    path, a symbolic link, a folder, a device, pipe or socket, one of ``inputs`` (the files the run reads; an input
+    folder protects everything inside it), and a path whose folder cannot be written. A missing parent folder is
+    allowed (the writer creates it) when the nearest existing folder above it is writable.
+
+    Raises:
+        UnsafeDestinationError: Saying why and what to do instead.
+    """
+    if destination is None or not str(destination).strip():
+        raise UnsafeDestinationError(f"The {what} is empty: give the path of a file to write.")
+    given = Path(destination).expanduser()
+    if given.is_symlink():
+        raise UnsafeDestinationError(f"{given} is a symbolic link; give the file it points to, or a new path.")
+    target = given.resolve()
+    if target.is_dir():
+        raise UnsafeDestinationError(f"{given} is a folder; give the path of the {what} to write (a file name).")
+    kind = _kind_of(target)
+    if kind is not None:
+        raise UnsafeDestinationError(f"{given} is {kind}, not a regular file; give the path of a regular file.")
+    _check_inputs(given, target, inputs, what, folder=False)
+    _check_parent(given, target, what)
     return target
 
 
@@ -372,6 +458,56 @@ def staged_folder(
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    """Hard-link ``source`` at ``destination`` (same bytes, no copy); copy a regular file where links fail."""
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            logger.warning("Not carried over (neither a file nor a folder): %s", source)
+            return
+        shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def carry_over(
+    source: PathLike, staging: PathLike, *, leave: Iterable[str] = (), only: Iterable[str] | None = None
+) -> list[str]:
+    """Put the entries of the folder ``source`` into the staging folder ``staging``, except those named in ``leave``.
+
+    For a folder rewritten in place: what the writer does not write (an evaluation, a training record, the user's
+    notes) goes into the staged folder, so the swap keeps it. Files are hard-linked where the file system allows
+    (byte-identical, nothing copied) and copied otherwise; symbolic links stay links. Call it after the writer has
+    written, so that nothing writes through a link: an entry the writer wrote is kept (with a warning) instead.
+
+    Args:
+        source: The folder being replaced.
+        staging: The staged folder that replaces it.
+        leave: Names not to carry over (the writer's own entries, which it wrote anew or dropped on purpose).
+        only: Carry over only these names (those present).
+
+    Returns:
+        The names of the entries carried over.
+    """
+    source, staging = Path(source), Path(staging)
+    skipped, wanted = set(leave), set(only) if only is not None else None
+    carried: list[str] = []
+    for entry in sorted(source.iterdir()):
+        if entry.name in skipped or (wanted is not None and entry.name not in wanted):
+            continue
+        target = staging / entry.name
+        if target.exists() or target.is_symlink():
+            logger.warning("Kept the new %s; the earlier one in %s was not carried over.", entry.name, source)
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target)
+        elif entry.is_dir():
+            shutil.copytree(entry, target, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(entry), str(target))
+        carried.append(entry.name)
+    return carried
 
 
 def file_sha256(path: PathLike) -> str:

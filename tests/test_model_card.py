@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -386,3 +387,22 @@ def test_a_template_file_changed_after_load_cannot_change_what_a_save_renders(de
     for folder in ("saved", "bare-save"):
         card = (tmp_path / folder / "README.md").read_text(encoding="utf-8")
         assert "INJECTED" not in card and "Static word embeddings" in card
+
+
+def test_metadata_holding_backticks_and_html_stays_inside_the_cards_code(described_model, tmp_path):
+    markdown_it = pytest.importorskip("markdown_it")
+    command = "st-static build --out m\n```\n<script>alert(1)</script>\n```"
+    metadata = json.loads(json.dumps(DESCRIBED_METADATA))
+    metadata["build_command"] = command
+    metadata["corpus"] = "data/``<b>corpus</b>``.txt"
+    metadata["prompt"] = "`<i>query</i>: "
+    metadata["speed"]["command"] = "encode(texts) ` <img src=x onerror=alert(2)>"
+    described_model[0].metadata = metadata
+    card = (save_model(described_model, tmp_path / "model") / "README.md").read_text(encoding="utf-8")
+    html = markdown_it.MarkdownIt("commonmark").render(card.split("---\n", 2)[2])
+    for tag in ("<script", "<b>", "<i>", "<img"):
+        assert tag not in html, tag  # shown as text, never as HTML
+    escaped = command.replace("<", "&lt;").replace(">", "&gt;")
+    assert f'<code class="language-bash">{escaped}\n</code>' in html  # the whole command, in one code block
+    for text in ("&lt;b&gt;corpus&lt;/b&gt;", "&lt;i&gt;query&lt;/i&gt;", "&lt;img src=x onerror=alert(2)&gt;"):
+        assert re.search(rf"<code>[^<]*{re.escape(text)}[^<]*</code>", html), text

@@ -3,19 +3,51 @@
 Every command turns the project's errors (:class:`~st_static.errors.StStaticError`) into one ``error:`` line and exit
 code 1; ``st-static --debug COMMAND`` shows the traceback instead. Anything else is a bug and keeps its traceback.
 Heavy libraries (torch, sentence-transformers) are imported inside the commands, so ``--help`` answers at once.
+
+A command stopped by Ctrl-C or SIGTERM (a scheduler's kill, ``timeout``, ``docker stop``) unwinds like an error, so
+staged folders and temporary files are removed and locks released, then prints one line saying so and exits with
+128 + the signal number (130, 143). The SIGTERM handler is installed when the command line runs, never on import.
 """
 
 from __future__ import annotations
 
 import functools
+import signal
+import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from st_static.errors import StStaticError
 
-app = typer.Typer(
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` so that the same clean-up runs."""
+
+
+def _raise_terminated(signal_number: int, frame: FrameType | None) -> None:
+    raise Terminated(signal_number)
+
+
+class CommandLine(typer.Typer):
+    """The ``st-static`` application: a ``typer.Typer`` that, when run as a program, turns SIGTERM into
+    :class:`Terminated` for the length of the command."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        except ValueError:  # not the main thread: signals stay as they are
+            previous = None
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+
+app = CommandLine(
     name="st-static",
     help="Build, evaluate and publish static word embedding models distilled from Sentence Transformers.",
     no_args_is_help=True,
@@ -32,8 +64,24 @@ def fail(message: str, exit_code: int = 1) -> typer.Exit:
     return typer.Exit(code=exit_code)
 
 
-def command(*names: str, **options: Any) -> Callable[[Command], Command]:
-    """Register a command on :data:`app` whose project errors become one ``error:`` line (exit 1)."""
+def _report_stop(error: KeyboardInterrupt, resume: str | None) -> int:
+    """Print the one line of a command stopped by a signal; return its exit code (128 + the signal number)."""
+    number = signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT
+    name = "SIGTERM" if number == signal.SIGTERM else "Ctrl-C (SIGINT)"
+    hint = resume or "nothing half-written was left (outputs are published whole or not at all)"
+    end_of_progress_line = "\n" if sys.stderr.isatty() else ""
+    typer.echo(f"{end_of_progress_line}error: stopped by {name}; {hint}.", err=True)
+    return 128 + int(number)
+
+
+def command(*names: str, resume: str | None = None, **options: Any) -> Callable[[Command], Command]:
+    """Register a command on :data:`app` whose project errors become one ``error:`` line (exit 1).
+
+    Args:
+        *names: The command's name (default: the function's).
+        resume: What to do after a stop by Ctrl-C or SIGTERM (e.g. how a rerun resumes), said in the stop's line.
+        **options: Passed to ``typer.Typer.command``.
+    """
 
     def register(function: Command) -> Command:
         @functools.wraps(function)
@@ -44,6 +92,8 @@ def command(*names: str, **options: Any) -> Callable[[Command], Command]:
                 if _options["debug"]:
                     raise
                 raise fail(str(error).strip()) from error
+            except KeyboardInterrupt as error:  # Ctrl-C, or SIGTERM (Terminated) when run as a program
+                raise typer.Exit(code=_report_stop(error, resume)) from error
 
         if hasattr(function, "__signature__"):
             run.__signature__ = function.__signature__  # type: ignore[attr-defined]

@@ -92,6 +92,7 @@ def build(
             evaluate=evaluator,
             build_command=portable_command(sys.argv[1:]),
             force=force,
+            inputs=[eval_data] if eval_data is not None else [],
         )
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))
@@ -133,4 +134,8 @@ def vocabulary_line(vocabulary: dict) -> str:
     return "Vocabulary: " + ", ".join(parts) + "."
 
 
-command()(with_parameters(build, settings_parameters()))
+RESUME_HINT = (
+    "nothing was published; run the same command again to resume: the finished stages are cached in the work "
+    "folder (--work-dir, default OUT.work)"
+)
+command(resume=RESUME_HINT)(with_parameters(build, settings_parameters()))

@@ -31,11 +31,14 @@ def card(
     ] = None,
 ) -> None:
     """Regenerate DIR/README.md so it describes the weights, metadata and evaluation.json in the folder."""
-    from st_static.model.save_load import load_model
+    from st_static.files import check_file_destination
+    from st_static.model.save_load import load_model, model_folder_inputs
     from st_static.model_card import write_model_card
+    from st_static.model_card.evaluation_table import EVALUATION_FILE_NAME
 
-    if output is not None and output.is_dir():
-        raise fail(f"--output {output} is a folder; give the file to write, e.g. {output / (folder.name + '.md')}.")
+    if output is not None:  # before any work: the card reads the folder's files and --speed-corpus
+        read = [*model_folder_inputs(folder), folder / EVALUATION_FILE_NAME, speed_corpus]
+        check_file_destination(output, inputs=read, what="--output file")
     if speed_corpus is not None:
         _measure_and_record_speed(folder, speed_corpus, speed_sentences, teacher_speed)
     readme = write_model_card(load_model(folder), folder, model_id=model_id, build_command=build_command, output=output)

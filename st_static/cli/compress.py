@@ -88,7 +88,8 @@ def compress(
         read_frequencies,
         truncate_dimensions,
     )
-    from st_static.model.save_load import load_model, save_model
+    from st_static.files import check_destination
+    from st_static.model.save_load import holds_st_static_output, load_model, save_model
 
     if storage not in STORAGE_FORMATS:
         raise fail(f"unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")
@@ -98,6 +99,8 @@ def compress(
         raise fail("--frequencies only applies with --vocab-size.")
     if fold_norms is not None and len(models) < 2:
         raise fail("--fold-norms only applies to an ensemble (two or more models).")
+    inputs = [*(name for name in models if Path(name).exists()), frequencies, fold_norms]
+    check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     norm_texts = _first_lines(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
     try:
         loaded = [load_model(name) for name in models]
@@ -110,7 +113,7 @@ def compress(
         if dim is not None:
             model = truncate_dimensions(model, dim)
         model = quantize(model, storage)
-        destination = save_model(model, output, force=force, inputs=[name for name in models if Path(name).exists()])
+        destination = save_model(model, output, force=force, inputs=inputs)
     except ValueError as error:  # the compression functions' argument checks (a --dim too large, ...)
         raise fail(str(error)) from error
 

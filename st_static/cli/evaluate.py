@@ -117,6 +117,13 @@ def evaluate(
         )
     local_tasks = find_tasks(data, include=globs) if data is not None and (globs or not own_files) else []
     local_tasks += [EvaluationTask(task.name, "task", task.path) for task in own_files]
+    if json_path is not None:  # before any work: a bad path fails now, not after the evaluation
+        from st_static.files import check_file_destination
+        from st_static.model.save_load import model_folder_inputs
+        from st_static.teachers import resolve_teacher
+
+        read = [*model_folder_inputs(resolve_teacher(model)), *(task.path for task in local_tasks)]
+        check_file_destination(json_path, inputs=read, what="--json file")
 
     mteb_tasks = []
     if mteb is not None:

@@ -45,4 +45,6 @@ def _extract_parameters() -> list[Any]:
     return [parameter for parameter in settings_parameters() if parameter.name in wanted]
 
 
-command()(with_parameters(extract, _extract_parameters()))
+command(resume="run the same command again with --resume to continue the teacher pass")(
+    with_parameters(extract, _extract_parameters())
+)

@@ -200,7 +200,9 @@ def run_extraction(
     if resume and (output / "stats.json").is_file():
         logger.info("Extraction already finished in %s; reusing it.", output)
         return ExtractionStage.open(output)
-    corpus_inputs = corpus_paths(corpus)
+    corpus_inputs: list[Any] = list(corpus_paths(corpus))
+    if os.path.isdir(settings.teacher):
+        corpus_inputs.append(settings.teacher)
     check_destination(output, replaceable=holds_st_static_output, inputs=corpus_inputs)
     check_corpus(corpus)
     if vocabulary is None:  # the corpus is in languages[0]

@@ -10,7 +10,6 @@ which is what the checks read and what is uploaded, so nothing can change betwee
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -19,21 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT_FILES = (
-    "modules.json",
-    "config_sentence_transformers.json",
-    "st_static_config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "README.md",
-    "evaluation.json",
-    "stage_scores.json",
-    "stage_scores.md",
-    "config.json",  # model2vec's config (st_static.model.model2vec_config)
-)
+from st_static.model.saved_files import MODEL_ROOT_FILES, module_folders
+
+ROOT_FILES = (*MODEL_ROOT_FILES, "evaluation.json", "stage_scores.json", "stage_scores.md")
 TRAINING_FILES = ("training/training_history.json", "training/training_curve.png")
 MODULE_FILES = ("config.json", "model.safetensors")
-_MODULE_FOLDER = re.compile(r"^[A-Za-z0-9_][\w.-]*$")
 _WINDOWS_ABSOLUTE = re.compile(r"^([A-Za-z]:[\\/]|\\\\)")
 
 
@@ -74,18 +63,6 @@ def plan_upload(folder: str | os.PathLike[str]) -> UploadPlan:
         else:
             skipped.append(relative)
     return UploadPlan(files=tuple(sorted(files)), skipped=tuple(sorted(skipped)))
-
-
-def module_folders(folder: str | os.PathLike[str]) -> list[str]:
-    """The module folders ``modules.json`` names (plain folder names only; none if it is missing or malformed)."""
-    try:
-        modules = json.loads((Path(folder) / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return []
-    if not isinstance(modules, list):
-        return []
-    paths = [module.get("path") for module in modules if isinstance(module, dict)]
-    return [path for path in paths if isinstance(path, str) and _MODULE_FOLDER.match(path)]
 
 
 def copy_files(folder: str | os.PathLike[str], files: tuple[str, ...], destination: str | os.PathLike[str]) -> None:

@@ -16,19 +16,37 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
-from st_static.files import staged_folder
+from st_static.files import carry_over, staged_folder
 from st_static.model.metadata import ModelMetadata
-from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, read_modules
+from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, model_file_names, read_modules
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
+from st_static.model_card.evaluation_table import EVALUATION_FILE_NAME
 from st_static.teachers import is_repo_id
 
 logger = logging.getLogger(__name__)
+LOADED_FROM_ATTRIBUTE = "_st_static_loaded_from"
+"""The attribute :func:`load_model` sets on a model loaded from a local folder: that folder, resolved."""
 
 
 def holds_st_static_output(folder: Path) -> bool:
     """Whether ``folder`` is something st-static wrote: a model folder, or a stage/extraction folder holding one."""
     return (folder / CONFIG_FILE_NAME).is_file() or (folder / "model" / CONFIG_FILE_NAME).is_file()
+
+
+def model_folder_inputs(name: str | os.PathLike[str]) -> list[Path]:
+    """What a command that loads the model ``name`` reads there, for the output checks (``inputs`` of
+    :func:`st_static.files.check_file_destination`).
+
+    An st-static folder: the model's own files and module folders (so ``evaluation.json`` or notes may be written
+    next to them); another local folder: the whole folder (its loader may read any file in it); a Hub id: nothing.
+    """
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        return []
+    if (folder / CONFIG_FILE_NAME).is_file():
+        return [folder / entry for entry in model_file_names(folder)]
+    return [folder]
 
 
 def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **save_kwargs: Any) -> Path:
@@ -55,6 +73,11 @@ def save_model(
     An interrupted save leaves the previous folder (if any) untouched and no partial folder under ``path``.
     A static model gets the st-static model card (:func:`st_static.model_card.attach_card_data`).
 
+    A save in place (back into the folder the model was loaded from, with :func:`load_model` or a bare
+    ``SentenceTransformer``) replaces the model's own files and keeps everything else the folder holds
+    (``evaluation.json``, ``stage_scores.*``, ``training/``, your notes), byte for byte; the card keeps showing
+    ``evaluation.json``. Any other save replaces the folder as a whole.
+
     Args:
         model: The model to save.
         path: The destination folder: new, empty, or an earlier st-static model (replaced).
@@ -70,14 +93,47 @@ def save_model(
             non-empty folder of other files (without ``force``).
         FolderInUseError: If another process is writing the same destination.
     """
+    in_place = _folder_saved_in_place(model, Path(path))
     with (
         staged_folder(
             path, replaceable=holds_st_static_output, inputs=inputs, force=force, what="model folder"
         ) as staging,
         _as_word_average(model, Path(path)),
     ):
-        write_model(model, staging, **save_kwargs)
+        if in_place is None:
+            write_model(model, staging, **save_kwargs)
+        else:  # keep what the save does not write; the card shows the evaluation it finds in the staged folder
+            own = model_file_names(in_place)
+            shown = carry_over(in_place, staging, leave=own, only=[EVALUATION_FILE_NAME])
+            write_model(model, staging, **save_kwargs)
+            carry_over(in_place, staging, leave=[*own, *shown])
     return Path(path).resolve()
+
+
+def _folder_saved_in_place(model: SentenceTransformer, destination: Path) -> Path | None:
+    """The st-static model folder ``destination`` (resolved) if ``model`` was loaded from it, else ``None``.
+
+    Loaded from it: by :func:`load_model` (which records the folder), or by a bare ``SentenceTransformer(folder)``
+    (a plain ``StaticEmbedding`` with the folder's vocabulary, the case :func:`_as_word_average` handles).
+    """
+    folder = destination.expanduser().resolve()
+    if not (folder / CONFIG_FILE_NAME).is_file():
+        return None
+    if getattr(model, LOADED_FROM_ATTRIBUTE, None) == folder:
+        return folder
+    first = model[0] if len(model) else None
+    if isinstance(first, StaticEmbedding) and not isinstance(first, StaticWordAverage):
+        return folder if _has_saved_tokenizer(folder, first.tokenizer.to_str()) else None
+    return None
+
+
+def _has_saved_tokenizer(folder: Path, tokenizer_json: str) -> bool:
+    """Whether ``folder/tokenizer.json`` holds the tokenizer ``tokenizer_json`` (a vocabulary saved there)."""
+    try:
+        saved = json.loads((folder / TOKENIZER_FILE_NAME).read_text(encoding="utf-8"))
+        return bool(saved == json.loads(tokenizer_json))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
 
 
 @contextlib.contextmanager
@@ -119,12 +175,11 @@ def _earlier_metadata(module: StaticWordAverage, folder: Path) -> ModelMetadata:
         ModelFolderError: If that metadata holds a known key of the wrong type (naming the key and the file).
     """
     try:
-        saved_tokenizer = json.loads((folder / TOKENIZER_FILE_NAME).read_text(encoding="utf-8"))
         config = json.loads((folder / CONFIG_FILE_NAME).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return ModelMetadata()
     metadata = config.get("metadata") if isinstance(config, dict) else None
-    if saved_tokenizer != json.loads(module.tokenizer.to_str()) or not isinstance(metadata, dict):
+    if not _has_saved_tokenizer(folder, module.tokenizer.to_str()) or not isinstance(metadata, dict):
         return ModelMetadata()
     return ModelMetadata.from_dict(metadata, source=str(folder / CONFIG_FILE_NAME))
 
@@ -165,6 +220,8 @@ def load_model(
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)
     attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
+    if os.path.isdir(name):  # a save back into this folder is a save in place (save_model keeps what it holds)
+        setattr(model, LOADED_FROM_ATTRIBUTE, Path(name).resolve())
     return model
 
 

@@ -8,6 +8,8 @@ object with a dict ``metadata``), ``model.safetensors`` (never a pickle; model2v
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -36,6 +38,37 @@ MODULES_FILE_NAME = "modules.json"
 FORMAT_VERSION = 1
 # Files whose sha256 a save records in the config's "files" entry and a load verifies.
 HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
+# The files a save writes at the top of a model folder (next to the module folders modules.json names).
+MODEL_ROOT_FILES = (
+    MODULES_FILE_NAME,
+    "config_sentence_transformers.json",
+    CONFIG_FILE_NAME,
+    WEIGHTS_FILE_NAME,
+    TOKENIZER_FILE_NAME,
+    "README.md",
+    "config.json",  # model2vec's config (st_static.model.model2vec_config)
+)
+_MODULE_FOLDER = re.compile(r"^[A-Za-z0-9_][\w.-]*$")
+
+
+def module_folders(folder: str | os.PathLike[str]) -> list[str]:
+    """The module folders ``modules.json`` names (plain folder names only; none if it is missing or malformed)."""
+    try:
+        modules = json.loads((Path(folder) / MODULES_FILE_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return []
+    if not isinstance(modules, list):
+        return []
+    paths = [module.get("path") for module in modules if isinstance(module, dict)]
+    return [path for path in paths if isinstance(path, str) and _MODULE_FOLDER.match(path)]
+
+
+def model_file_names(folder: str | os.PathLike[str]) -> list[str]:
+    """The names of the model's own entries in ``folder``: the files a save writes and the module folders.
+
+    Everything else in a model folder (``evaluation.json``, ``training/``, a user's notes) is not part of the model.
+    """
+    return [*MODEL_ROOT_FILES, *module_folders(folder)]
 
 
 def read_text(name: str, path: str, file_name: str) -> str:

@@ -36,8 +36,10 @@ from st_static.model_card.facts import (
     STAGE_TITLES,
     WADA_2025_CITATION,
     as_list,
+    code_fence,
     display_path,
     format_number,
+    inline_code,
     license_facts,
     metadata_teacher,
     speed_facts,
@@ -166,6 +168,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
         teacher = metadata_teacher(metadata)
         languages = as_list(metadata.languages)
         license_, license_text, data_notes = license_facts(metadata, teacher)
+        build_command = self.build_command or metadata.build_command
         weights = Path(self.save_dir) / WEIGHTS_FILE_NAME if self.save_dir else None
         if self.preview:
             target = metadata.vocab_size
@@ -183,18 +186,19 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "license": license_,
             "license_text": license_text,
             "data_license_notes": data_notes,
-            "prompt": json.dumps(metadata.prompt, ensure_ascii=False) if metadata.prompt else None,
+            "prompt": inline_code(json.dumps(metadata.prompt, ensure_ascii=False)) if metadata.prompt else None,
             "language_names": [language_name(code) for code in languages],
             "spaceless": has_spaceless_language(languages),
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
-            "corpora": [f"`{display_path(path)}`" for path in as_list(metadata.corpus)]
-            + [f"`{display_path(path)}` (parallel)" for path in as_list(metadata.parallel)],
+            "corpora": [inline_code(display_path(path)) for path in as_list(metadata.corpus)]
+            + [f"{inline_code(display_path(path))} (parallel)" for path in as_list(metadata.parallel)],
             "stages": stage_descriptions(metadata),
             "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.stages)],
             "training_rows": training_rows(metadata),
             "speed": None if self.preview else speed_facts(metadata),
-            "build_command": self.build_command or metadata.build_command,
+            "build_command": build_command,
+            "build_command_fence": code_fence(build_command or ""),
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ class TeacherInfo:
         if self.repo_id:
             return f"[{self.repo_id}](https://huggingface.co/{self.repo_id})"
         if self.name:
-            return f"`{self.name}`"
+            return inline_code(self.name)
         return "a Sentence Transformer (teacher not recorded)"
 
 
@@ -92,6 +93,27 @@ def as_list(value: Any) -> list[str]:
     return [str(item) for item in value]
 
 
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in ``text`` (at least three): ``text`` cannot close it."""
+    return "`" * max(3, _longest_backtick_run(text) + 1)
+
+
+def inline_code(text: str) -> str:
+    """``text`` as a Markdown code span it cannot end early (metadata may hold backticks or HTML).
+
+    The span's backticks outnumber any run inside (CommonMark), a space pads a text that starts or ends with a
+    backtick, and line breaks become spaces (a blank line would end the paragraph and leave the rest as Markdown).
+    """
+    text = " ".join(text.splitlines())
+    ticks = "`" * (_longest_backtick_run(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def display_path(path: str) -> str:
     parts = Path(path).parts
     return "/".join(parts[-2:]) if len(parts) > 1 else path
@@ -111,7 +133,7 @@ def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
     pca = metadata.pca or PCARecord()
     sentences_per_word = metadata.sentences_per_word
     sources = as_list(metadata.corpus) or as_list(metadata.parallel)
-    corpus = ", ".join(f"`{display_path(path)}`" for path in sources) or "the corpus"
+    corpus = ", ".join(inline_code(display_path(path)) for path in sources) or "the corpus"
     texts = {
         "extraction": (
             "Each vocabulary word's vector is the mean of the teacher's last-layer token vectors at the word's "
@@ -170,7 +192,7 @@ def _ensemble_phrase(ensemble: EnsembleRecord) -> str:
 
 
 def _loss_phrase(training: TrainingRecord) -> str:
-    return f" with `{training.loss}`" if training.loss else ""
+    return f" with {inline_code(training.loss)}" if training.loss else ""
 
 
 def training_rows(metadata: ModelMetadata) -> list[tuple[str, str]]:
@@ -179,7 +201,7 @@ def training_rows(metadata: ModelMetadata) -> list[tuple[str, str]]:
         return []
     training = metadata.training.to_dict()
     keys = [key for key in TRAINING_KEY_ORDER if key in training] + sorted(set(training) - set(TRAINING_KEY_ORDER))
-    return [(key, f"`{training[key]}`" if key == "loss" else format_number(training[key])) for key in keys]
+    return [(key, inline_code(str(training[key])) if key == "loss" else format_number(training[key])) for key in keys]
 
 
 def speed_facts(metadata: ModelMetadata) -> dict[str, str] | None:
@@ -192,6 +214,8 @@ def speed_facts(metadata: ModelMetadata) -> dict[str, str] | None:
     teacher_speed = speed.teacher_sentences_per_second
     facts["teacher_sentences_per_second"] = f"{teacher_speed:,.0f}" if teacher_speed is not None else ""
     facts["machine"] = speed.machine if speed.machine is not None else "an unrecorded machine"
+    if speed.command:
+        facts["command"] = inline_code(speed.command)
     return facts
 
 
@@ -219,10 +243,10 @@ def license_facts(metadata: ModelMetadata, teacher: TeacherInfo) -> tuple[str | 
     corpus = [part.strip() for item in as_list(metadata.corpus) for part in item.split(", ") if part.strip()]
     sources = corpus + as_list(metadata.parallel) + as_list(metadata.extra_pairs)
     if metadata.data_license:
-        listed = ", ".join(f"`{display_path(path)}`" for path in sources)
+        listed = ", ".join(inline_code(display_path(path)) for path in sources)
         notes.append(f"{listed}: {metadata.data_license}" if listed else metadata.data_license)
     else:
-        notes.extend(f"`{display_path(path)}`: licence not recorded, check it." for path in sources)
+        notes.extend(f"{inline_code(display_path(path))}: licence not recorded, check it." for path in sources)
     if any("GPL" in note or "CC BY-SA" in note for note in notes):
         notes.append(COPYLEFT_NOTE)
     return license_, text, notes

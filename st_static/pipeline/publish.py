@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,7 @@ def build(
     evaluate: Evaluator | None = None,
     build_command: str | None = None,
     force: bool = False,
+    inputs: Iterable[str | os.PathLike[str]] = (),
 ) -> BuildResult:
     """Build a static model from a teacher and a corpus, caching every stage.
 
@@ -67,6 +69,8 @@ def build(
             as the model's ``evaluation.json``, all of them as ``stage_scores.json``/``.md``.
         build_command: The command line that ran the build, recorded in the model card.
         force: Replace ``output`` even when it is a non-empty folder that is not an st-static model.
+        inputs: Other files or folders the run reads (e.g. the evaluation data), besides the settings' corpus,
+            passages, parallel files and teacher folder; the output may neither hold nor lie inside one.
 
     Returns:
         The final model, stage scores and timings.
@@ -76,20 +80,20 @@ def build(
         FolderInUseError: If another build uses the same work directory.
         CorpusError, TeacherError, SettingsError: For unusable inputs, before the teacher pass.
     """
-    inputs: list[str] = [*settings.inputs]
+    read: list[str] = [*settings.inputs, *map(str, inputs)]
     if os.path.isdir(settings.extraction.teacher):
-        inputs.append(settings.extraction.teacher)
-    output = check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)
+        read.append(settings.extraction.teacher)
+    output = check_destination(output, replaceable=holds_st_static_output, inputs=read, force=force)
     work = Path(work_dir).resolve() if work_dir is not None else default_work_dir(output)
     if work == output or work.is_relative_to(output):
         raise UnsafeDestinationError(f"The work folder {work} must not be inside the output folder {output}.")
-    check_destination(work, replaceable=lambda _: True, inputs=inputs, what="work folder")
+    check_destination(work, replaceable=lambda _: True, inputs=read, what="work folder")
     metadata = ModelMetadata(build_command=build_command) if build_command else None
     with folder_lock(work) if is_first_process() else contextlib.nullcontext():
         scorer = evaluate if is_first_process() else None  # under torchrun the first process evaluates and writes
         result = run_pipeline(settings, work, evaluate=scorer, metadata=metadata)
         if is_first_process():
-            publish(result, output, inputs=inputs, force=force)
+            publish(result, output, inputs=read, force=force)
     published = load_model(output) if is_first_process() else result.model
     return BuildResult(**{**vars(result), "model": published}, output=output)
 
