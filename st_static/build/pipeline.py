@@ -29,6 +29,7 @@ from st_static.extraction.corpus import (
     check_corpus,
     check_corpus_language,
     check_corpus_source,
+    check_pair_file,
     corpus_digest,
     corpus_name,
     iter_sentences,
@@ -141,6 +142,8 @@ def run_pipeline(
             check_corpus_source(settings.passages)
         except CorpusError as error:
             raise CorpusError(f"passages: {error}") from None
+    for language, path in (settings.extra_pairs or {}).items():  # read after the teacher pass: checked now
+        check_pair_file(path, f"extra pairs ({language})")
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
     check_prompt_length(settings.extraction, teacher_tokenizer)
     teacher_dim = teacher_dimension(settings.extraction.teacher)

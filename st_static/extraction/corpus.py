@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from st_static.data_files import DataFormatError, read_translation_pairs
 from st_static.errors import StStaticError
 from st_static.files import content_digest
 from st_static.model.languages import (
@@ -159,12 +160,18 @@ def check_corpus_source(source: CorpusSource) -> None:
         raise CorpusError("The corpus is read more than once: give a list, a dataset or a file, not a generator.")
 
 
-def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
+def check_corpus(source: CorpusSource, name: str = "corpus", min_sentences: int = MIN_CORPUS_SENTENCES) -> CorpusReport:
     """Read the corpus once before any heavy work: count its sentences and lines that are not UTF-8.
 
+    Args:
+        source: The corpus (see :func:`iter_sentences`).
+        name: How messages name it.
+        min_sentences: The fewest sentences it may have; below :data:`MIN_CORPUS_SENTENCES` (a file read
+            for another purpose than the vocabulary) a small file is not warned about.
+
     Raises:
-        CorpusError: If it is missing, empty, UTF-16, mostly not UTF-8, or has fewer than
-            :data:`MIN_CORPUS_SENTENCES` sentences.
+        CorpusError: If it is missing, empty, UTF-16, mostly not UTF-8, or has fewer than ``min_sentences``
+            sentences.
     """
     check_corpus_source(source)
     skipped = [0]
@@ -184,12 +191,13 @@ def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
                 "(e.g. iconv -f LATIN1 -t UTF-8)."
             )
         logger.warning("%s: %d of %d lines are not valid UTF-8 and are left out.", name, skipped[0], total)
-    if sentences < MIN_CORPUS_SENTENCES:
+    builds_a_table = min_sentences >= MIN_CORPUS_SENTENCES  # else a file of pairs or passages
+    if sentences < min_sentences:
         raise CorpusError(
-            f"{name} has only {sentences} sentence(s); at least {MIN_CORPUS_SENTENCES} are needed "
-            f"(and {SMALL_CORPUS_SENTENCES:,} or more for a useful table)."
+            f"{name} has only {sentences} sentence(s); at least {min_sentences} are needed"
+            + (f" (and {SMALL_CORPUS_SENTENCES:,} or more for a useful table)." if builds_a_table else ".")
         )
-    if sentences < SMALL_CORPUS_SENTENCES:
+    if builds_a_table and sentences < SMALL_CORPUS_SENTENCES:
         logger.warning(
             "%s has %d sentences: the table will be weak (few words, few sentences per word). Expect STS scores "
             "well below a build on 100k+ sentences.",
@@ -197,6 +205,25 @@ def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
             sentences,
         )
     return CorpusReport(sentences=sentences, skipped_lines=skipped[0])
+
+
+def check_pair_file(path: str | os.PathLike[str], name: str) -> None:
+    """Check a file of translation pairs before any heavy work: the checks of a ``--parallel`` file
+    (:func:`check_corpus`, without its minimum size), then a read of every pair.
+
+    Args:
+        path: The TSV file (a header, then ``first-language<TAB>other`` per line).
+        name: How messages name it (e.g. ``"extra pairs (ja)"``); each message starts with it.
+
+    Raises:
+        CorpusError: If it is missing, not a regular file, empty, UTF-16, JSON or mostly not UTF-8.
+        DataFormatError: If it has no rows, a row of one field, or a line that is not UTF-8.
+    """
+    try:
+        check_corpus(path, name=str(path), min_sentences=1)
+        read_translation_pairs(path)
+    except (CorpusError, DataFormatError) as error:
+        raise type(error)(f"{name}: {error}") from None
 
 
 def check_corpus_language(source: CorpusSource, language: str, name: str = "corpus") -> None:
