@@ -79,9 +79,11 @@ def _utf8_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
     """The lines of the binary ``handle`` decoded as UTF-8, line endings kept (as ``newline=""`` reads them).
 
     Raises:
-        DataFormatError: Naming the first line that is not UTF-8 text.
+        DataFormatError: Naming the first line that is not UTF-8 text (invalid bytes, or NUL bytes: binary data).
     """
     for number, raw in enumerate(handle, start=1):
+        if b"\0" in raw:
+            raise DataFormatError(f"{path}:{number}: holds NUL bytes, which no text has; is it a binary file?")
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as error:

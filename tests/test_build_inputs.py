@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 import st_static.extraction.stages as stages_module
 from st_static.cli import app
 from st_static.data_files import DataFormatError, read_translation_pairs
+from st_static.extraction.corpus import CorpusError, check_corpus, iter_sentences
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 from .test_build import GERMAN
-from .test_hostile_inputs import assert_one_error_line
+from .test_hostile_inputs import assert_one_error_line, build_arguments
 
 runner = CliRunner()
 
@@ -94,3 +95,40 @@ def test_a_line_of_a_data_file_that_is_not_utf8_is_a_data_format_error_naming_it
         read_translation_pairs(path)
     path.write_bytes(b"en\tother\r\ncat\tkatze\r\n")  # Windows line ends read as before
     assert read_translation_pairs(path) == [("cat", "katze")]
+
+
+# ------------------------------------------------------------------------------------------------ --passages
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "lines are not valid UTF-8 text; is it a binary file?"),  # random bytes
+        (b"a passage\n" + b"\0" * 300 + b"\n", "1 of 2 lines are not valid UTF-8 text"),  # NULs decode as UTF-8
+        (b" \n\t\n", "has only 0 sentence(s); at least 1 are needed."),
+    ],
+)
+def test_passages_get_the_corpus_checks_before_the_teacher(teacher, tmp_path, no_teacher, content, message):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n", encoding="utf-8")
+    passages = tmp_path / "passages.txt"
+    binary_file(passages) if content is None else passages.write_bytes(content)
+    arguments = [*build_arguments(teacher, corpus, tmp_path / "m"), "--passages", str(passages)]
+    result = runner.invoke(app, arguments)
+    assert_one_error_line(result, f"error: passages: {passages}")
+    assert message in result.output
+
+
+def test_lines_with_nul_bytes_are_left_out_of_a_corpus_like_invalid_utf8(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes("\n".join(TINY_CORPUS).encode() + b"\nbinary\0junk\n")
+    assert check_corpus(corpus, min_sentences=1).skipped_lines == 1
+    assert list(iter_sentences(corpus)) == TINY_CORPUS
+    corpus.write_bytes(b"\0\0\0\n" * 20 + b"the cat\n")
+    with pytest.raises(CorpusError, match="20 of 21 lines are not valid UTF-8 text"):
+        check_corpus(corpus)
+
+
+def test_a_data_file_line_with_nul_bytes_is_refused_naming_it(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"en\tother\ncat\tkatze\ndog\thu\0nd\n")
+    with pytest.raises(DataFormatError, match=r"pairs.tsv:3: holds NUL bytes"):
+        read_translation_pairs(path)

@@ -51,7 +51,7 @@ class CorpusReport:
     sentences: int
     """Non-empty sentences."""
     skipped_lines: int
-    """Lines that are not valid UTF-8 (left out)."""
+    """Lines that are not valid UTF-8 text: invalid bytes, or NUL bytes (binary data); left out."""
 
 
 def _utf16_bom(path: Path) -> bool:
@@ -61,9 +61,13 @@ def _utf16_bom(path: Path) -> bool:
 
 
 def _file_lines(path: Path, skipped: list[int]) -> Iterator[str]:
-    """The decoded lines of a UTF-8 file; lines with invalid bytes are counted in ``skipped[0]`` and left out."""
+    """The decoded lines of a UTF-8 file; lines with invalid bytes or NUL bytes (no text has them: binary data)
+    are counted in ``skipped[0]`` and left out."""
     with path.open("rb") as handle:
         for raw in handle:
+            if b"\0" in raw:
+                skipped[0] += 1
+                continue
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -74,7 +78,7 @@ def iter_sentences(source: CorpusSource, text_column: str = "text") -> Iterator[
     """Yield the sentences of ``source`` with whitespace normalised; empty ones are skipped.
 
     Args:
-        source: A path to a UTF-8 text file with one sentence per line (lines that are not valid UTF-8 are left
+        source: A path to a UTF-8 text file with one sentence per line (lines that are not valid UTF-8 text are left
             out; :func:`check_corpus` reports them), a ``datasets.Dataset`` (or any iterable of dicts) with a
             ``text_column``, or an iterable of str.
         text_column: The column to read from a dataset.
@@ -187,10 +191,10 @@ def check_corpus(source: CorpusSource, name: str = "corpus", min_sentences: int 
     if skipped[0]:
         if skipped[0] > MAX_BAD_LINE_SHARE * total:
             raise CorpusError(
-                f"{name}: {skipped[0]:,} of {total:,} lines are not valid UTF-8; convert the file to UTF-8 first "
-                "(e.g. iconv -f LATIN1 -t UTF-8)."
+                f"{name}: {skipped[0]:,} of {total:,} lines are not valid UTF-8 text; is it a binary file? Convert a "
+                "text file to UTF-8 first (e.g. iconv -f LATIN1 -t UTF-8)."
             )
-        logger.warning("%s: %d of %d lines are not valid UTF-8 and are left out.", name, skipped[0], total)
+        logger.warning("%s: %d of %d lines are not valid UTF-8 text and are left out.", name, skipped[0], total)
     builds_a_table = min_sentences >= MIN_CORPUS_SENTENCES  # else a file of pairs or passages
     if sentences < min_sentences:
         raise CorpusError(
