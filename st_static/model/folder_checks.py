@@ -11,8 +11,9 @@ the folder. What is refused, and why:
   :data:`MAX_TABLE_MAGNITUDE` (such values are finite but overflow when a text's rows are summed);
 * a model2vec-layout table (``embeddings`` + ``mapping`` + ``weights``) whose mapping points outside it;
 * an ``st_static_config.json`` that is not a JSON object, or whose ``metadata`` or ``files`` entries are malformed;
-* a ``modules.json`` that is not a list of modules with a ``type`` and a relative ``path``, or that names a class
-  outside sentence-transformers and st-static (loading it would import and run that class's code);
+* a ``modules.json`` that is not a list of modules with a ``type`` and a relative ``path``, that names a class
+  outside sentence-transformers and st-static (loading it would import and run that class's code), or whose first
+  module is not in the folder itself (a bare ``SentenceTransformer`` would read another table than st-static);
 * a ``tokenizer.json`` or ``model.safetensors`` whose sha256 differs from the one recorded in
   ``st_static_config.json`` at save time (``"files": {name: sha256}``). Folders saved before the hashes were
   recorded have no ``files`` entry and load unchecked. The hashes catch edits (two token ids swapped makes two
@@ -130,13 +131,14 @@ def _json_type(value: object) -> str:
 
 # ------------------------------------------------------------------------------------------------ modules.json
 SENTENCE_TRANSFORMERS_PREFIX = "sentence_transformers."
+TABLE_FILES = "tokenizer.json and model.safetensors"
 
 
 def modules_problem(modules: object, st_static_types: Collection[str]) -> str | None:
     """What is wrong with a parsed ``modules.json``, or ``None``.
 
     Every entry must name a sentence-transformers class (``sentence_transformers.*``) or one of
-    ``st_static_types`` and a relative ``path`` inside the folder.
+    ``st_static_types`` and a relative ``path`` inside the folder; the first (the table) the folder itself.
     """
     if not isinstance(modules, list) or not modules:
         return f"it is {_describe(modules)}, not a list of modules"
@@ -152,6 +154,12 @@ def modules_problem(modules: object, st_static_types: Collection[str]) -> str | 
         windows_path = PureWindowsPath(path) if isinstance(path, str) else None
         if windows_path is None or windows_path.anchor or ".." in windows_path.parts or "\0" in path:
             return f"its entry {index} has the path {path!r}, not a relative path inside the folder"
+        if index == 0 and windows_path.parts:
+            return (
+                f'its entry 0 has the path {path!r}, not the folder itself (""): a bare SentenceTransformer would '
+                f"read the table in {path!r} while st-static and model2vec read the folder's own {TABLE_FILES}, two "
+                "different models (st-static saves the table in the folder itself)"
+            )
     return None
 
 
