@@ -65,3 +65,55 @@ def test_a_first_module_outside_the_folder_root_is_refused(folder, tmp_path):
 def test_a_first_module_path_that_names_the_root_loads(folder):
     edit_json(folder / "modules.json", lambda modules: modules[0].update(path="./"))
     assert load_model(folder).encode("the cat").shape == (16,)
+
+
+# ------------------------------------------------------------------------------------------------ other JSON files
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("file", ["config_sentence_transformers.json", "1_Normalize/config.json", "config.json"])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (DEEP_JSON, "is corrupt (its JSON is nested too deeply to parse)"),
+        ("{junk", "is corrupt (Expecting property name"),
+        ('{"a": ' + "9" * 5000 + "}", "is corrupt (it holds an integer of over 4,300 digits)"),
+        ("[1, 2]", "is malformed: it is a JSON list, not a JSON object"),
+        (b"\xff\xfe{}", "is corrupt ('utf-8' codec can't decode"),
+    ],
+)
+def test_every_json_file_a_load_reads_is_parsed_safely(folder, file, content, message):
+    path = folder / file
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content, encoding="utf-8")
+    assert_refused(folder, f"{file} {message}")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("model_type", "SparseEncoder", "its model_type is 'SparseEncoder', not 'SentenceTransformer'"),
+        ("prompts", ["query"], "its prompts are ['query'], not a JSON object of prompt name -> text"),
+        ("prompts", {"query": 3}, "its prompts are {'query': 3}, not a JSON object"),
+        ("similarity_fn_name", ["cosine"], "its similarity_fn_name is ['cosine'], not a string"),
+        ("default_prompt_name", "passage", "its default_prompt_name 'passage' is not one of its prompts"),
+        ("truncate_dim", "8", "its truncate_dim is '8', not a positive integer"),
+        ("__version__", "6.2.0", "its __version__ is '6.2.0', not a JSON object of package -> version"),
+        ("__version__", {"sentence_transformers": "six"}, "its sentence_transformers version 'six' is not a version"),
+    ],
+)
+def test_sentence_transformers_config_keys_of_the_wrong_type_are_refused(folder, key, value, message):
+    edit_json(folder / "config_sentence_transformers.json", lambda config: config.update({key: value}))
+    assert_refused(folder, f"config_sentence_transformers.json is malformed: {message}")
+
+
+def test_what_sentence_transformers_refuses_after_the_checks_is_a_model_folder_error(folder):
+    edit_json(
+        folder / "modules.json", lambda modules: modules[1].update(type="sentence_transformers.base.modules.Dense")
+    )
+    assert_refused(folder, "sentence-transformers cannot load the model (TypeError: ")
+
+
+def test_info_runs_the_checks_of_a_load_after_the_files(folder):
+    # The table's files are sound; only the loaded model shows that its first module is not the table.
+    edit_json(folder / "modules.json", lambda modules: modules[0].update(type=modules[1]["type"]))
+    assert_refused(folder, "the first module is Normalize, not a static embedding")

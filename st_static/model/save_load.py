@@ -6,7 +6,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,19 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
+from st_static.errors import StStaticError
 from st_static.files import staged_folder
+from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
-from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, read_modules
+from st_static.model.model2vec_config import MODEL2VEC_CONFIG_FILE_NAME
+from st_static.model.saved_files import (
+    MODULE_CONFIG_FILE_NAME,
+    MODULES_FILE_NAME,
+    ST_CONFIG_FILE_NAME,
+    TOKENIZER_FILE_NAME,
+    read_json_object,
+    read_modules,
+)
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
 from st_static.teachers import is_repo_id
@@ -155,10 +165,19 @@ def load_model(
     # st-static's own modules (e.g. the ensemble's BlockNormalize) are resolved to the installed classes by
     # their exact modules.json type; trust_remote_code stays off for everything else.
     load_with_classes = getattr(SentenceTransformer, "_load_with_module_classes", None)
-    if load_with_classes is not None:
-        model = load_with_classes(name, st_static_module_classes(), device=device, **kwargs)
-    else:
-        model = SentenceTransformer(name, device=device, **kwargs)
+    try:
+        if load_with_classes is not None:
+            model = load_with_classes(name, st_static_module_classes(), device=device, **kwargs)
+        else:
+            model = SentenceTransformer(name, device=device, **kwargs)
+    except StStaticError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError, ImportError) as error:
+        # What the checks above cannot see: a later module's config that its class refuses, a Dense layer whose
+        # weights do not fit its config, requirements the folder declares, a download that failed midway.
+        raise ModelFolderError(
+            f"{name}: sentence-transformers cannot load the model ({type(error).__name__}: {error})"
+        ) from error
     if not isinstance(model[0], StaticEmbedding):
         raise ModelFolderError(f"{name}: the first module is {type(model[0]).__name__}, not a static embedding.")
     model._modules[next(iter(model._modules))] = module.to(model.device)
@@ -169,10 +188,14 @@ def load_model(
 
 
 def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
-    """Check every file of the model folder (or Hub repo) ``name`` that :func:`load_model` reads; return its module.
+    """Check every file of the model folder (or Hub repo) ``name`` before :func:`load_model` builds from them;
+    return its module.
 
-    The checks of :meth:`StaticWordAverage.load`, plus ``modules.json``: present, and naming only
-    sentence-transformers and st-static classes (:func:`st_static_module_classes`).
+    The checks of :meth:`StaticWordAverage.load`; ``modules.json``: present, naming only sentence-transformers
+    and st-static classes (:func:`st_static_module_classes`), the table in the folder itself; and every other
+    JSON file sentence-transformers reads (``config_sentence_transformers.json``, each later module's
+    ``config.json``): JSON objects Python parses, with keys of the types sentence-transformers expects. Use
+    :func:`load_model` for the whole check (``st-static info`` does): it also loads the model.
 
     Args:
         name: A local folder or a Hub repo id.
@@ -188,8 +211,23 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
             f"{name}: {MODULES_FILE_NAME} is missing, so this is not a complete model (an interrupted save?); "
             "re-save it with st_static.save_model."
         )
-    read_modules(name, modules_path, st_static_module_classes())
+    modules = read_modules(name, modules_path, st_static_module_classes())
+    _check_json_files(name, modules, **hub_kwargs)
     return module
+
+
+def _check_json_files(name: str, modules: list[dict[str, Any]], **hub_kwargs: Any) -> dict[str, dict[str, Any]]:
+    """Read every JSON file besides the table's that a load of ``name`` reads; return them by relative path."""
+    checks: dict[str, Callable[[dict[str, Any]], str | None] | None] = {ST_CONFIG_FILE_NAME: st_config_problem}
+    checks |= {f"{module['path']}/{MODULE_CONFIG_FILE_NAME}": None for module in modules[1:]}
+    checks[MODEL2VEC_CONFIG_FILE_NAME] = None
+    found = {}
+    for relative, problem in checks.items():
+        subfolder, _, file_name = relative.rpartition("/")
+        path = StaticWordAverage.load_file_path(name, filename=file_name, subfolder=subfolder, **hub_kwargs)
+        if path is not None:
+            found[relative] = read_json_object(name, path, relative, problem)
+    return found
 
 
 def st_static_module_classes() -> dict[str, type[nn.Module]]:

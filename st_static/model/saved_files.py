@@ -2,14 +2,15 @@
 
 ``tokenizer.json`` (its structure checked before the Rust side compiles it), ``st_static_config.json`` (a JSON
 object with a dict ``metadata``), ``model.safetensors`` (never a pickle; model2vec layouts folded) and
-``modules.json`` (sentence-transformers and st-static classes only).
+``modules.json`` (sentence-transformers and st-static classes only), and any other JSON file (a JSON object that
+Python parses, checked by a given function).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ CONFIG_FILE_NAME = "st_static_config.json"
 WEIGHTS_FILE_NAME = "model.safetensors"
 TOKENIZER_FILE_NAME = "tokenizer.json"
 MODULES_FILE_NAME = "modules.json"
+ST_CONFIG_FILE_NAME = "config_sentence_transformers.json"
+MODULE_CONFIG_FILE_NAME = "config.json"  # of each module after the table (Normalize, Dense, BlockNormalize)
 FORMAT_VERSION = 1
 # Files whose sha256 a save records in the config's "files" entry and a load verifies.
 HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
@@ -67,6 +70,34 @@ def parse_json(name: str, text: str, file_name: str) -> Any:
 def read_json_file(name: str, path: str, file_name: str) -> Any:
     """Parse the UTF-8 JSON file ``path`` (``file_name`` of the model ``name``); see :func:`parse_json`."""
     return parse_json(name, read_text(name, path, file_name), file_name)
+
+
+def read_json_object(
+    name: str, path: str, file_name: str, problem: Callable[[dict[str, Any]], str | None] | None = None
+) -> dict[str, Any]:
+    """Parse the JSON file ``path`` (``file_name`` of the model ``name``), which must hold a JSON object.
+
+    Args:
+        name: The folder or Hub id, for messages.
+        path: The local file.
+        file_name: How messages name the file.
+        problem: A check of the parsed object: what is malformed in it, or ``None``.
+
+    Raises:
+        ModelFolderError: If the file is not UTF-8 JSON Python parses (:func:`parse_json`), not an object, or
+            ``problem`` finds something.
+    """
+    value = read_json_file(name, path, file_name)
+    try:
+        if not isinstance(value, dict):
+            reason = f"it is a JSON {type(value).__name__}, not a JSON object"
+        else:
+            reason = None if problem is None else problem(value)
+    except RecursionError as error:  # parsed, but too deep to describe
+        raise ModelFolderError(f"{name}: {file_name} is corrupt (its JSON is nested too deeply).") from error
+    if reason is not None:
+        raise ModelFolderError(f"{name}: {file_name} is malformed: {reason}.")
+    return value
 
 
 def read_tokenizer(name: str, path: str) -> Tokenizer:
