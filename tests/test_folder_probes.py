@@ -110,6 +110,7 @@ def test_what_sentence_transformers_refuses_after_the_checks_is_a_model_folder_e
     edit_json(
         folder / "modules.json", lambda modules: modules[1].update(type="sentence_transformers.base.modules.Dense")
     )
+    (folder / "config.json").unlink()  # model2vec's config would be refused first: Dense is not its Normalize
     assert_refused(folder, "sentence-transformers cannot load the model (TypeError: ")
 
 
@@ -117,3 +118,54 @@ def test_info_runs_the_checks_of_a_load_after_the_files(folder):
     # The table's files are sound; only the loaded model shows that its first module is not the table.
     edit_json(folder / "modules.json", lambda modules: modules[0].update(type=modules[1]["type"]))
     assert_refused(folder, "the first module is Normalize, not a static embedding")
+
+
+# ------------------------------------------------------------------------------------------------ model2vec's files
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"normalize": False}, "it says normalize: false, but the model ends with Normalize"),
+        ({"normalize": None}, "it says normalize: null"),
+        ({"max_length": 512}, "its max_length is 512 (model2vec's default 512 when absent)"),
+        ({"hidden_dim": 8}, "its hidden_dim is 8, but the table has 16 dimensions"),
+    ],
+)
+def test_a_model2vec_config_that_disagrees_with_the_folder_is_refused(folder, change, message):
+    edit_json(folder / "config.json", lambda config: config.update(change))
+    assert_refused(folder, f"config.json (read by model2vec) disagrees with the model: {message}")
+
+
+def test_a_model2vec_config_without_max_length_is_refused(folder):
+    edit_json(folder / "config.json", lambda config: config.pop("max_length"))
+    assert_refused(folder, "its max_length is 512 (model2vec's default 512 when absent)")
+
+
+def test_model2vec_config_on_a_model_model2vec_cannot_reproduce_is_refused(folder, tmp_path):
+    from st_static.compression import quantize
+
+    quantized = save_model(quantize(load_model(folder), "int8-column"), tmp_path / "int8-column")
+    assert not (quantized / "config.json").exists()
+    shutil.copyfile(folder / "config.json", quantized / "config.json")
+    assert_refused(quantized, "config.json (read by model2vec) disagrees with the model: model2vec cannot give")
+
+
+def test_a_table_without_normalize_is_saved_without_model2vec_config_and_loads(folder, tmp_path):
+    plain = SentenceTransformer(modules=[load_model(folder)[0]], device="cpu")
+    saved = save_model(plain, tmp_path / "plain")
+    assert not (saved / "config.json").exists()
+    card = (saved / "README.md").read_text(encoding="utf-8")
+    assert "This folder does not load in model2vec: the model has no Normalize module" in card
+    np.testing.assert_allclose(load_model(saved).encode(["the cat"]), plain.encode(["the cat"]), atol=1e-6)
+    plain.save_pretrained(str(tmp_path / "bare"))  # the table's own save cannot see that Normalize is missing
+    assert_refused(tmp_path / "bare", "model2vec cannot give this model's vectors: the model has no Normalize module")
+
+
+def test_two_different_tables_in_the_weights_file_are_refused(folder):
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(folder / "model.safetensors")
+    save_file({**tensors, "embedding.weight": tensors["embeddings"].clone()}, str(folder / "model.safetensors"))
+    edit_json(folder / "st_static_config.json", lambda config: config.pop("files"))  # the check, not the hashes
+    assert load_model(folder).encode("the cat").shape == (16,)  # the same table twice loads
+    save_file({**tensors, "embedding.weight": tensors["embeddings"] + 1}, str(folder / "model.safetensors"))
+    assert_refused(folder, "model.safetensors holds two different tables: embedding.weight")

@@ -20,7 +20,13 @@ from st_static.errors import StStaticError
 from st_static.files import staged_folder
 from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
-from st_static.model.model2vec_config import MODEL2VEC_CONFIG_FILE_NAME
+from st_static.model.model2vec_config import (
+    MODEL2VEC_CONFIG_FILE_NAME,
+    model2vec_config_problem,
+    model2vec_incompatibility,
+    modules_incompatibility,
+    pipeline_incompatibility,
+)
 from st_static.model.saved_files import (
     MODULE_CONFIG_FILE_NAME,
     MODULES_FILE_NAME,
@@ -49,6 +55,8 @@ def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **sa
     if isinstance(model[0], StaticEmbedding):
         attach_card_data(model)
     model.save_pretrained(str(folder), **save_kwargs)
+    if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
+        (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
     return Path(folder)
 
 
@@ -212,7 +220,18 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
             "re-save it with st_static.save_model."
         )
     modules = read_modules(name, modules_path, st_static_module_classes())
-    _check_json_files(name, modules, **hub_kwargs)
+    model2vec = _check_json_files(name, modules, **hub_kwargs).get(MODEL2VEC_CONFIG_FILE_NAME)
+    if model2vec is not None:
+        reason = model2vec_incompatibility(module.metadata, module.folded_column_scale is not None)
+        reason = reason or pipeline_incompatibility([later["type"] for later in modules[1:]])
+        problem = f"model2vec cannot give this model's vectors: {reason}" if reason else None
+        problem = problem or model2vec_config_problem(model2vec, module.embedding_dim)
+        if problem is not None:
+            raise ModelFolderError(
+                f"{name}: {MODEL2VEC_CONFIG_FILE_NAME} (read by model2vec) disagrees with the model: {problem}. "
+                "Delete it, or re-save the model with st_static.save_model, which writes it where model2vec gives "
+                "the same vectors."
+            )
     return module
 
 

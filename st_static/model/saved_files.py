@@ -146,6 +146,8 @@ def read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]
         raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error}).") from error
     if "embedding.weight" in weights:
         table = weights["embedding.weight"]
+        if "embeddings" in weights:  # what model2vec reads must be the same table
+            _check_same_tables(name, table, weights)
     elif "embeddings" in weights:
         mapping, token_scale = weights.get("mapping"), weights.get("weights")
         problem = model2vec_layout_problem(weights["embeddings"], mapping, token_scale)
@@ -163,6 +165,21 @@ def read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]
         if problem is not None:
             raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} holds a table st-static refuses: {problem}.")
     return table, column_scale
+
+
+def _check_same_tables(name: str, table: torch.Tensor, weights: dict[str, torch.Tensor]) -> None:
+    """Refuse a weights file whose model2vec table (``embeddings``, with its ``mapping`` and ``weights``) is not
+    ``table``, the ``embedding.weight`` sentence-transformers and st-static read."""
+    mapping, token_scale = weights.get("mapping"), weights.get("weights")
+    same = model2vec_layout_problem(weights["embeddings"], mapping, token_scale) is None
+    if same:
+        folded = StaticEmbedding._fold_model2vec_weights(weights["embeddings"], mapping, token_scale)
+        same = folded.shape == table.shape and folded.dtype == table.dtype and torch.equal(folded, table)
+    if not same:
+        raise ModelFolderError(
+            f"{name}: {WEIGHTS_FILE_NAME} holds two different tables: embedding.weight, which sentence-transformers "
+            "and st-static read, and embeddings, which model2vec reads; re-save the model with st_static.save_model."
+        )
 
 
 def read_modules(name: str, path: str, st_static_types: Collection[str]) -> list[dict[str, Any]]:
