@@ -169,3 +169,67 @@ def test_two_different_tables_in_the_weights_file_are_refused(folder):
     assert load_model(folder).encode("the cat").shape == (16,)  # the same table twice loads
     save_file({**tensors, "embedding.weight": tensors["embeddings"] + 1}, str(folder / "model.safetensors"))
     assert_refused(folder, "model.safetensors holds two different tables: embedding.weight")
+
+
+# ------------------------------------------------------------------------------------------------ where the model is
+@pytest.fixture
+def offline(monkeypatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+
+
+@pytest.fixture
+def online(monkeypatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+def test_a_symbolic_link_loop_is_named_as_one(tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert_refused(loop, f"{loop} is a symbolic link loop")
+    assert_refused(loop / "model", f"{loop / 'model'} is a symbolic link loop (or its path passes through one)")
+
+
+def test_a_broken_link_a_file_and_a_missing_folder_are_named(tmp_path):
+    broken = tmp_path / "broken"
+    broken.symlink_to(tmp_path / "gone")
+    assert_refused(broken, f"{broken} is a symbolic link to {tmp_path / 'gone'}, which does not exist")
+    (tmp_path / "file").write_text("{}", encoding="utf-8")
+    assert_refused(tmp_path / "file", f"{tmp_path / 'file'} is a file, not a model folder")
+    assert_refused(tmp_path / "nothing", f"{tmp_path / 'nothing'}: no such model folder")
+
+
+def test_an_uncached_repo_id_offline_says_the_hub_is_not_asked(offline):
+    assert_refused(
+        "org/not-cached", "org/not-cached is not a folder here and not in the Hugging Face cache, and the Hub"
+    )
+
+
+def test_an_uncached_repo_id_the_hub_lacks_or_cannot_serve_is_named(online, monkeypatch):
+    from types import SimpleNamespace
+
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    def missing(*args, **kwargs):
+        raise RepositoryNotFoundError("404", response=SimpleNamespace(headers={}, request=None, status_code=404))
+
+    monkeypatch.setattr("huggingface_hub.HfApi.model_info", missing)
+    assert_refused("org/not-there", "not in the Hugging Face cache, and the Hugging Face Hub has no such model")
+
+    def unreachable(*args, **kwargs):
+        raise OSError("[Errno -2] Name or service not known")
+
+    monkeypatch.setattr("huggingface_hub.HfApi.model_info", unreachable)
+    assert_refused("org/not-there", "the Hugging Face Hub could not be reached (OSError: [Errno -2] Name or service")
+
+
+def test_a_cached_repo_id_loads_offline(folder, tmp_path, offline):
+    from .hf_cache import place_in_hf_cache
+
+    cache = tmp_path / "hub"
+    place_in_hf_cache(folder, "org/cached", cache)
+    loaded = load_model("org/cached", cache_folder=str(cache))
+    np.testing.assert_allclose(loaded.encode(["the cat"]), load_model(folder).encode(["the cat"]), atol=1e-6)

@@ -27,6 +27,7 @@ from st_static.model.model2vec_config import (
     modules_incompatibility,
     pipeline_incompatibility,
 )
+from st_static.model.model_source import check_model_source
 from st_static.model.saved_files import (
     MODULE_CONFIG_FILE_NAME,
     MODULES_FILE_NAME,
@@ -37,7 +38,6 @@ from st_static.model.saved_files import (
 )
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
-from st_static.teachers import is_repo_id
 
 logger = logging.getLogger(__name__)
 
@@ -164,8 +164,6 @@ def load_model(
         ModelFolderError: If the folder is not a valid static model.
     """
     name = str(model_name_or_path)
-    if not os.path.exists(name) and not is_repo_id(name):
-        raise ModelFolderError(f"{name}: no such model folder.")
     hub_kwargs = {
         key: kwargs[key] for key in ("revision", "token", "cache_folder", "local_files_only") if key in kwargs
     }
@@ -199,19 +197,23 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
     """Check every file of the model folder (or Hub repo) ``name`` before :func:`load_model` builds from them;
     return its module.
 
-    The checks of :meth:`StaticWordAverage.load`; ``modules.json``: present, naming only sentence-transformers
-    and st-static classes (:func:`st_static_module_classes`), the table in the folder itself; and every other
-    JSON file sentence-transformers reads (``config_sentence_transformers.json``, each later module's
-    ``config.json``): JSON objects Python parses, with keys of the types sentence-transformers expects. Use
-    :func:`load_model` for the whole check (``st-static info`` does): it also loads the model.
+    That ``name`` is a folder, or a Hub repo that can be fetched; the checks of :meth:`StaticWordAverage.load`;
+    ``modules.json``: present, naming only sentence-transformers and st-static classes
+    (:func:`st_static_module_classes`), the table in the folder itself; every other JSON file a load reads
+    (``config_sentence_transformers.json``, each later module's ``config.json``, model2vec's ``config.json``):
+    JSON objects Python parses, with keys of the types sentence-transformers expects; and model2vec's
+    ``config.json`` in agreement with the folder. Use :func:`load_model` for the whole check (``st-static info``
+    does): it also loads the model.
 
     Args:
         name: A local folder or a Hub repo id.
         **hub_kwargs: ``revision``, ``token``, ``cache_folder``, ``local_files_only``.
 
     Raises:
-        ModelFolderError: Naming the folder, the file and the problem.
+        ModelFolderError: Naming the folder, the file and the problem; or saying why ``name`` is not a folder
+            (:func:`~st_static.model.model_source.check_model_source`).
     """
+    check_model_source(name, **hub_kwargs)
     module = StaticWordAverage.load(name, **hub_kwargs)
     modules_path = StaticWordAverage.load_file_path(name, filename=MODULES_FILE_NAME, **hub_kwargs)
     if modules_path is None:
