@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from st_static.errors import StStaticError
 
@@ -49,8 +52,8 @@ def read_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[lis
 def read_numbered_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """:func:`read_tsv` with each row's line number: ``(line number, [values of columns])``, empty lines skipped."""
     path = Path(path)
-    with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+    with path.open("rb") as handle:
+        reader = csv.reader(_utf8_lines(handle, path), delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = next(reader, None)
             if header is None:
@@ -71,6 +74,26 @@ def read_numbered_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) ->
         except csv.Error as error:
             raise unreadable_row(path, reader.line_num, error) from error
     return rows
+
+
+def _utf8_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
+    """The lines of the binary ``handle`` decoded as UTF-8, line endings kept (as ``newline=""`` reads them).
+
+    Raises:
+        DataFormatError: Naming the first line that is not UTF-8 text (invalid bytes, or NUL bytes: binary data).
+    """
+    for number, raw in enumerate(handle, start=1):
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):  # a leading BOM is dropped
+            raw = raw[len(codecs.BOM_UTF8) :]
+        if b"\0" in raw:
+            raise DataFormatError(f"{path}:{number}: holds NUL bytes, which no text has; is it a binary file?")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DataFormatError(
+                f"{path}:{number}: not UTF-8 text ({error.reason} at byte {error.start}); a data file is UTF-8 "
+                "text (convert it first, e.g. iconv -f LATIN1 -t UTF-8)."
+            ) from None
 
 
 def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score") -> ScoredPairs:
@@ -97,8 +120,8 @@ def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score")
 def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """Read translation pairs: the first two columns of a parallel file (``en``/``other``, ``eng``/``other``)."""
     path = Path(path)
-    with path.open(encoding="utf-8-sig") as handle:
-        header = handle.readline().rstrip("\n").split("\t")
+    with path.open("rb") as handle:
+        header = next(_utf8_lines(handle, path), "").rstrip("\r\n").split("\t")
     if len(header) < 2:
         raise DataFormatError(f"{path}: expected at least two tab-separated columns, got header {header}.")
     rows = read_tsv(path, (header[0], header[1]))

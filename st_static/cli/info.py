@@ -12,7 +12,7 @@ from st_static.cli.app import command
 @command()
 def info(model: str = typer.Argument(..., help="Model folder or Hub repo id.")) -> None:
     """Print the vocabulary size, dimension and metadata of a static model, after checking its files."""
-    from st_static.model.save_load import check_model_folder
+    from st_static.model.save_load import load_model
 
-    module = check_model_folder(model)
-    typer.echo(json.dumps(module.get_config_dict(), indent=2, sort_keys=True))
+    loaded = load_model(model)  # every check a load runs: what info calls sound, loads
+    typer.echo(json.dumps(loaded[0].get_config_dict(), indent=2, sort_keys=True))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from st_static.data_files import DataFormatError, read_translation_pairs
 from st_static.errors import StStaticError
 from st_static.files import content_digest
 from st_static.model.languages import (
@@ -91,7 +92,7 @@ class CorpusReport:
     sentences: int
     """Non-empty sentences."""
     skipped_lines: int
-    """Lines that are not valid UTF-8 (left out)."""
+    """Lines that are not valid UTF-8 text: invalid bytes, or NUL bytes (binary data); left out."""
 
 
 def _utf16_bom(path: Path) -> bool:
@@ -101,9 +102,13 @@ def _utf16_bom(path: Path) -> bool:
 
 
 def _file_lines(path: Path, skipped: list[int]) -> Iterator[str]:
-    """The decoded lines of a UTF-8 file; lines with invalid bytes are counted in ``skipped[0]`` and left out."""
+    """The decoded lines of a UTF-8 file; lines with invalid bytes or NUL bytes (no text has them: binary data)
+    are counted in ``skipped[0]`` and left out."""
     with path.open("rb") as handle:
         for raw in handle:
+            if b"\0" in raw:
+                skipped[0] += 1
+                continue
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -114,7 +119,7 @@ def iter_sentences(source: CorpusSource, text_column: str = "text") -> Iterator[
     """Yield the sentences of ``source`` with whitespace normalised; empty ones are skipped.
 
     Args:
-        source: A path to a UTF-8 text file with one sentence per line (lines that are not valid UTF-8 are left
+        source: A path to a UTF-8 text file with one sentence per line (lines that are not valid UTF-8 text are left
             out; :func:`check_corpus` reports them), a ``datasets.Dataset`` (or any iterable of dicts) with a
             ``text_column``, or an iterable of str.
         text_column: The column to read from a dataset.
@@ -206,43 +211,49 @@ def check_corpus_source(source: CorpusSource) -> None:
         raise CorpusError("The corpus is read more than once: give a list, a dataset or a file, not a generator.")
 
 
-def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
+def check_corpus(source: CorpusSource, name: str = "corpus", min_sentences: int = MIN_CORPUS_SENTENCES) -> CorpusReport:
     """Read the corpus once before any heavy work: count its sentences and lines that are not UTF-8.
 
+    Args:
+        source: The corpus (see :func:`iter_sentences`).
+        name: How messages name it.
+        min_sentences: The fewest sentences it may have; below :data:`MIN_CORPUS_SENTENCES` (a file read
+            for another purpose than the vocabulary) a small file is not warned about.
+
     Raises:
-        CorpusError: If it is missing, empty, UTF-16, mostly not UTF-8, or has fewer than
-            :data:`MIN_CORPUS_SENTENCES` sentences.
+        CorpusError: If it is missing, empty, UTF-16, mostly not UTF-8, or has fewer than ``min_sentences``
+            sentences.
     """
     check_corpus_source(source)
-    if isinstance(source, CorpusFiles):
-        reports = [check_corpus(path, name=path.name) for path in source.paths]
-        return CorpusReport(
-            sentences=sum(report.sentences for report in reports),
-            skipped_lines=sum(report.skipped_lines for report in reports),
-        )
     skipped = [0]
     lines = 0
     sentences = 0
-    if isinstance(source, str | os.PathLike):
+    if isinstance(source, CorpusFiles):  # each file readable and not empty; the sizes add up
+        reports = [check_corpus(path, name=path.name, min_sentences=1) for path in source.paths]
+        sentences = sum(report.sentences for report in reports)
+        skipped[0] = sum(report.skipped_lines for report in reports)
+        lines = sentences  # each file's share of bad lines was checked on its own
+    elif isinstance(source, str | os.PathLike):
         for line in _file_lines(Path(source), skipped):
             lines += 1
             sentences += bool(line.strip())
     else:
         sentences = sum(1 for _ in iter_sentences(source))
     total = lines + skipped[0]
-    if skipped[0]:
+    if skipped[0] and not isinstance(source, CorpusFiles):
         if skipped[0] > MAX_BAD_LINE_SHARE * total:
             raise CorpusError(
-                f"{name}: {skipped[0]:,} of {total:,} lines are not valid UTF-8; convert the file to UTF-8 first "
-                "(e.g. iconv -f LATIN1 -t UTF-8)."
+                f"{name}: {skipped[0]:,} of {total:,} lines are not valid UTF-8 text; is it a binary file? Convert a "
+                "text file to UTF-8 first (e.g. iconv -f LATIN1 -t UTF-8)."
             )
-        logger.warning("%s: %d of %d lines are not valid UTF-8 and are left out.", name, skipped[0], total)
-    if sentences < MIN_CORPUS_SENTENCES:
+        logger.warning("%s: %d of %d lines are not valid UTF-8 text and are left out.", name, skipped[0], total)
+    builds_a_table = min_sentences >= MIN_CORPUS_SENTENCES  # else a file of pairs or passages
+    if sentences < min_sentences:
         raise CorpusError(
-            f"{name} has only {sentences} sentence(s); at least {MIN_CORPUS_SENTENCES} are needed "
-            f"(and {SMALL_CORPUS_SENTENCES:,} or more for a useful table)."
+            f"{name} has only {sentences} sentence(s); at least {min_sentences} are needed"
+            + (f" (and {SMALL_CORPUS_SENTENCES:,} or more for a useful table)." if builds_a_table else ".")
         )
-    if sentences < SMALL_CORPUS_SENTENCES:
+    if builds_a_table and sentences < SMALL_CORPUS_SENTENCES:
         logger.warning(
             "%s has %d sentences: the table will be weak (few words, few sentences per word). Expect STS scores "
             "well below a build on 100k+ sentences.",
@@ -250,6 +261,25 @@ def check_corpus(source: CorpusSource, name: str = "corpus") -> CorpusReport:
             sentences,
         )
     return CorpusReport(sentences=sentences, skipped_lines=skipped[0])
+
+
+def check_pair_file(path: str | os.PathLike[str], name: str) -> None:
+    """Check a file of translation pairs before any heavy work: the checks of a ``--parallel`` file
+    (:func:`check_corpus`, without its minimum size), then a read of every pair.
+
+    Args:
+        path: The TSV file (a header, then ``first-language<TAB>other`` per line).
+        name: How messages name it (e.g. ``"extra pairs (ja)"``); each message starts with it.
+
+    Raises:
+        CorpusError: If it is missing, not a regular file, empty, UTF-16, JSON or mostly not UTF-8.
+        DataFormatError: If it has no rows, a row of one field, or a line that is not UTF-8.
+    """
+    try:
+        check_corpus(path, name=str(path), min_sentences=1)
+        read_translation_pairs(path)
+    except (CorpusError, DataFormatError) as error:
+        raise type(error)(f"{name}: {error}") from None
 
 
 def check_corpus_language(source: CorpusSource, language: str, name: str = "corpus") -> None:

@@ -11,8 +11,13 @@ the folder. What is refused, and why:
   :data:`MAX_TABLE_MAGNITUDE` (such values are finite but overflow when a text's rows are summed);
 * a model2vec-layout table (``embeddings`` + ``mapping`` + ``weights``) whose mapping points outside it;
 * an ``st_static_config.json`` that is not a JSON object, or whose ``metadata`` or ``files`` entries are malformed;
-* a ``modules.json`` that is not a list of modules with a ``type`` and a relative ``path``, or that names a class
-  outside sentence-transformers and st-static (loading it would import and run that class's code);
+* any other JSON file a load reads (``config_sentence_transformers.json``, each later module's ``config.json``,
+  model2vec's ``config.json``) that is not a JSON object Python can parse, or a
+  ``config_sentence_transformers.json`` whose keys sentence-transformers would fail on (or that names another
+  ``model_type``: sentence-transformers would build another model);
+* a ``modules.json`` that is not a list of modules with a ``type`` and a relative ``path``, that names a class
+  outside sentence-transformers and st-static (loading it would import and run that class's code), or whose first
+  module is not in the folder itself (a bare ``SentenceTransformer`` would read another table than st-static);
 * a ``tokenizer.json`` or ``model.safetensors`` whose sha256 differs from the one recorded in
   ``st_static_config.json`` at save time (``"files": {name: sha256}``). Folders saved before the hashes were
   recorded have no ``files`` entry and load unchecked. The hashes catch edits (two token ids swapped makes two
@@ -29,6 +34,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import torch
+from packaging.version import InvalidVersion, Version
 
 from st_static.files import file_sha256
 from st_static.model.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
@@ -128,15 +134,50 @@ def _json_type(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+# ------------------------------------------------------------------------------- config_sentence_transformers.json
+def st_config_problem(config: object) -> str | None:
+    """What in a parsed ``config_sentence_transformers.json`` sentence-transformers fails on, or reads as another
+    kind of model than a ``SentenceTransformer``, or ``None``."""
+    if not isinstance(config, dict):
+        return f"it is a JSON {_json_type(config)}, not a JSON object"
+    model_type = config.get("model_type", "SentenceTransformer")
+    if model_type != "SentenceTransformer":
+        return f"its model_type is {_describe(model_type)}, not 'SentenceTransformer'"
+    prompts = config.get("prompts") or {}
+    if not isinstance(prompts, dict) or not all(isinstance(text, str | None) for text in prompts.values()):
+        return f"its prompts are {_describe(prompts)}, not a JSON object of prompt name -> text"
+    for key in ("default_prompt_name", "similarity_fn_name"):
+        if not isinstance(config.get(key), str | None):
+            return f"its {key} is {_describe(config[key])}, not a string"
+    default_prompt = config.get("default_prompt_name")
+    if default_prompt is not None and default_prompt not in prompts:
+        return f"its default_prompt_name {default_prompt!r} is not one of its prompts {sorted(prompts)}"
+    truncate_dim = config.get("truncate_dim")
+    if truncate_dim is not None and (
+        isinstance(truncate_dim, bool) or not isinstance(truncate_dim, int) or truncate_dim < 1
+    ):
+        return f"its truncate_dim is {_describe(truncate_dim)}, not a positive integer"
+    versions = config.get("__version__") or {}
+    if not isinstance(versions, dict) or not all(isinstance(value, str) for value in versions.values()):
+        return f"its __version__ is {_describe(versions)}, not a JSON object of package -> version"
+    if "sentence_transformers" in versions:
+        try:
+            Version(versions["sentence_transformers"])
+        except InvalidVersion:
+            return f"its sentence_transformers version {versions['sentence_transformers']!r} is not a version"
+    return None
+
+
 # ------------------------------------------------------------------------------------------------ modules.json
 SENTENCE_TRANSFORMERS_PREFIX = "sentence_transformers."
+TABLE_FILES = "tokenizer.json and model.safetensors"
 
 
 def modules_problem(modules: object, st_static_types: Collection[str]) -> str | None:
     """What is wrong with a parsed ``modules.json``, or ``None``.
 
     Every entry must name a sentence-transformers class (``sentence_transformers.*``) or one of
-    ``st_static_types`` and a relative ``path`` inside the folder.
+    ``st_static_types`` and a relative ``path`` inside the folder; the first (the table) the folder itself.
     """
     if not isinstance(modules, list) or not modules:
         return f"it is {_describe(modules)}, not a list of modules"
@@ -152,6 +193,12 @@ def modules_problem(modules: object, st_static_types: Collection[str]) -> str | 
         windows_path = PureWindowsPath(path) if isinstance(path, str) else None
         if windows_path is None or windows_path.anchor or ".." in windows_path.parts or "\0" in path:
             return f"its entry {index} has the path {path!r}, not a relative path inside the folder"
+        if index == 0 and windows_path.parts:
+            return (
+                f'its entry 0 has the path {path!r}, not the folder itself (""): a bare SentenceTransformer would '
+                f"read the table in {path!r} while st-static and model2vec read the folder's own {TABLE_FILES}, two "
+                "different models (st-static saves the table in the folder itself)"
+            )
     return None
 
 

@@ -7,14 +7,17 @@ st-static table gives every other dropped token the zero row, so that mean point
 with ``normalize: true`` model2vec returns exactly the saved pipeline's unit vectors. ``max_length: null`` turns
 off model2vec's default truncation to 512 tokens (and to 512 times the median token length in characters).
 
-Two kinds of folder cannot give their vectors there, and get no ``config.json`` (model2vec then refuses them):
-an ``int8-column`` table, whose per-dimension scale is applied by a ``Dense`` module after the table, and an
-ensemble, whose ``BlockNormalize`` normalises each member's block separately.
+Folders that cannot give their vectors there get no ``config.json`` (model2vec then refuses them): an
+``int8-column`` table, whose per-dimension scale is applied by a ``Dense`` module after the table, an ensemble,
+whose ``BlockNormalize`` normalises each member's block separately, and any model whose table is not followed by
+exactly one ``Normalize``. A load refuses a ``config.json`` that disagrees with its folder
+(:func:`model2vec_config_problem`, :func:`pipeline_incompatibility`): model2vec would return other vectors.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from st_static.model.metadata import ModelMetadata
 
 MODEL2VEC_CONFIG_FILE_NAME = "config.json"
+DEFAULT_MAX_LENGTH = 512  # model2vec's, when config.json has no max_length
 
 
 def model2vec_incompatibility(metadata: ModelMetadata, has_column_scale: bool) -> str | None:
@@ -43,6 +47,47 @@ def model2vec_incompatibility(metadata: ModelMetadata, has_column_scale: bool) -
             "an int8-column table applies its per-dimension scale in a Dense module after the table, and "
             "model2vec scales whole rows only; quantise with int8-row for a table that model2vec reads"
         )
+    return None
+
+
+def pipeline_incompatibility(later_modules: Sequence[str]) -> str | None:
+    """Why model2vec cannot give the vectors of a model whose modules after the table are ``later_modules`` (their
+    classes as ``modules.json`` names them), or ``None`` when it can: exactly one sentence-transformers
+    ``Normalize``."""
+    names = [kind.rsplit(".", 1)[-1] for kind in later_modules]
+    if names == ["Normalize"] and later_modules[0].startswith("sentence_transformers."):
+        return None
+    if not names:
+        return (
+            "the model has no Normalize module, and model2vec's mean of token vectors has another length than the "
+            "mean of word vectors"
+        )
+    return f"its modules after the table ({', '.join(names)}) are not the one Normalize model2vec applies"
+
+
+def modules_incompatibility(modules: Iterable[object]) -> str | None:
+    """:func:`pipeline_incompatibility` of a model's modules (a ``SentenceTransformer``), the table first."""
+    later = list(modules)[1:]
+    return pipeline_incompatibility([f"{type(module).__module__}.{type(module).__name__}" for module in later])
+
+
+def model2vec_config_problem(config: Mapping[str, Any], embedding_dim: int) -> str | None:
+    """What in a parsed model2vec ``config.json`` makes model2vec return other vectors than the model (a table
+    followed by ``Normalize``), or ``None``."""
+    normalize = config.get("normalize", False)  # model2vec's default
+    if normalize is not True:
+        return (
+            f"it says normalize: {json.dumps(normalize)}, but the model ends with Normalize: model2vec would return "
+            "vectors of other lengths"
+        )
+    if config.get("max_length", DEFAULT_MAX_LENGTH) is not None:
+        return (
+            f"its max_length is {json.dumps(config.get('max_length', DEFAULT_MAX_LENGTH))} (model2vec's default "
+            f"{DEFAULT_MAX_LENGTH} when absent): model2vec would cut the longer texts the model reads whole"
+        )
+    hidden_dim = config.get("hidden_dim", embedding_dim)
+    if hidden_dim != embedding_dim:
+        return f"its hidden_dim is {json.dumps(hidden_dim)}, but the table has {embedding_dim} dimensions"
     return None
 
 

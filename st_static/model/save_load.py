@@ -6,7 +6,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,30 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
+from st_static.errors import StStaticError
 from st_static.files import carry_over, staged_folder
+from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
-from st_static.model.saved_files import MODULES_FILE_NAME, TOKENIZER_FILE_NAME, model_file_names, read_modules
+from st_static.model.model2vec_config import (
+    MODEL2VEC_CONFIG_FILE_NAME,
+    model2vec_config_problem,
+    model2vec_incompatibility,
+    modules_incompatibility,
+    pipeline_incompatibility,
+)
+from st_static.model.model_source import check_model_source
+from st_static.model.saved_files import (
+    MODULE_CONFIG_FILE_NAME,
+    MODULES_FILE_NAME,
+    ST_CONFIG_FILE_NAME,
+    TOKENIZER_FILE_NAME,
+    model_file_names,
+    read_json_object,
+    read_modules,
+)
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
 from st_static.model_card.evaluation_table import EVALUATION_FILE_NAME
-from st_static.teachers import is_repo_id
 
 logger = logging.getLogger(__name__)
 LOADED_FROM_ATTRIBUTE = "_st_static_loaded_from"
@@ -57,6 +74,8 @@ def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **sa
     if isinstance(model[0], StaticEmbedding):
         attach_card_data(model)
     model.save_pretrained(str(folder), **save_kwargs)
+    if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
+        (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
     return Path(folder)
 
 
@@ -201,8 +220,6 @@ def load_model(
         ModelFolderError: If the folder is not a valid static model.
     """
     name = str(model_name_or_path)
-    if not os.path.exists(name) and not is_repo_id(name):
-        raise ModelFolderError(f"{name}: no such model folder.")
     hub_kwargs = {
         key: kwargs[key] for key in ("revision", "token", "cache_folder", "local_files_only") if key in kwargs
     }
@@ -210,10 +227,19 @@ def load_model(
     # st-static's own modules (e.g. the ensemble's BlockNormalize) are resolved to the installed classes by
     # their exact modules.json type; trust_remote_code stays off for everything else.
     load_with_classes = getattr(SentenceTransformer, "_load_with_module_classes", None)
-    if load_with_classes is not None:
-        model = load_with_classes(name, st_static_module_classes(), device=device, **kwargs)
-    else:
-        model = SentenceTransformer(name, device=device, **kwargs)
+    try:
+        if load_with_classes is not None:
+            model = load_with_classes(name, st_static_module_classes(), device=device, **kwargs)
+        else:
+            model = SentenceTransformer(name, device=device, **kwargs)
+    except StStaticError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError, ImportError) as error:
+        # What the checks above cannot see: a later module's config that its class refuses, a Dense layer whose
+        # weights do not fit its config, requirements the folder declares, a download that failed midway.
+        raise ModelFolderError(
+            f"{name}: sentence-transformers cannot load the model ({type(error).__name__}: {error})"
+        ) from error
     if not isinstance(model[0], StaticEmbedding):
         raise ModelFolderError(f"{name}: the first module is {type(model[0]).__name__}, not a static embedding.")
     model._modules[next(iter(model._modules))] = module.to(model.device)
@@ -226,18 +252,26 @@ def load_model(
 
 
 def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
-    """Check every file of the model folder (or Hub repo) ``name`` that :func:`load_model` reads; return its module.
+    """Check every file of the model folder (or Hub repo) ``name`` before :func:`load_model` builds from them;
+    return its module.
 
-    The checks of :meth:`StaticWordAverage.load`, plus ``modules.json``: present, and naming only
-    sentence-transformers and st-static classes (:func:`st_static_module_classes`).
+    That ``name`` is a folder, or a Hub repo that can be fetched; the checks of :meth:`StaticWordAverage.load`;
+    ``modules.json``: present, naming only sentence-transformers and st-static classes
+    (:func:`st_static_module_classes`), the table in the folder itself; every other JSON file a load reads
+    (``config_sentence_transformers.json``, each later module's ``config.json``, model2vec's ``config.json``):
+    JSON objects Python parses, with keys of the types sentence-transformers expects; and model2vec's
+    ``config.json`` in agreement with the folder. Use :func:`load_model` for the whole check (``st-static info``
+    does): it also loads the model.
 
     Args:
         name: A local folder or a Hub repo id.
         **hub_kwargs: ``revision``, ``token``, ``cache_folder``, ``local_files_only``.
 
     Raises:
-        ModelFolderError: Naming the folder, the file and the problem.
+        ModelFolderError: Naming the folder, the file and the problem; or saying why ``name`` is not a folder
+            (:func:`~st_static.model.model_source.check_model_source`).
     """
+    check_model_source(name, **hub_kwargs)
     module = StaticWordAverage.load(name, **hub_kwargs)
     modules_path = StaticWordAverage.load_file_path(name, filename=MODULES_FILE_NAME, **hub_kwargs)
     if modules_path is None:
@@ -245,8 +279,34 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
             f"{name}: {MODULES_FILE_NAME} is missing, so this is not a complete model (an interrupted save?); "
             "re-save it with st_static.save_model."
         )
-    read_modules(name, modules_path, st_static_module_classes())
+    modules = read_modules(name, modules_path, st_static_module_classes())
+    model2vec = _check_json_files(name, modules, **hub_kwargs).get(MODEL2VEC_CONFIG_FILE_NAME)
+    if model2vec is not None:
+        reason = model2vec_incompatibility(module.metadata, module.folded_column_scale is not None)
+        reason = reason or pipeline_incompatibility([later["type"] for later in modules[1:]])
+        problem = f"model2vec cannot give this model's vectors: {reason}" if reason else None
+        problem = problem or model2vec_config_problem(model2vec, module.embedding_dim)
+        if problem is not None:
+            raise ModelFolderError(
+                f"{name}: {MODEL2VEC_CONFIG_FILE_NAME} (read by model2vec) disagrees with the model: {problem}. "
+                "Delete it, or re-save the model with st_static.save_model, which writes it where model2vec gives "
+                "the same vectors."
+            )
     return module
+
+
+def _check_json_files(name: str, modules: list[dict[str, Any]], **hub_kwargs: Any) -> dict[str, dict[str, Any]]:
+    """Read every JSON file besides the table's that a load of ``name`` reads; return them by relative path."""
+    checks: dict[str, Callable[[dict[str, Any]], str | None] | None] = {ST_CONFIG_FILE_NAME: st_config_problem}
+    checks |= {f"{module['path']}/{MODULE_CONFIG_FILE_NAME}": None for module in modules[1:]}
+    checks[MODEL2VEC_CONFIG_FILE_NAME] = None
+    found = {}
+    for relative, problem in checks.items():
+        subfolder, _, file_name = relative.rpartition("/")
+        path = StaticWordAverage.load_file_path(name, filename=file_name, subfolder=subfolder, **hub_kwargs)
+        if path is not None:
+            found[relative] = read_json_object(name, path, relative, problem)
+    return found
 
 
 def st_static_module_classes() -> dict[str, type[nn.Module]]:

@@ -2,7 +2,8 @@
 
 ``tokenizer.json`` (its structure checked before the Rust side compiles it), ``st_static_config.json`` (a JSON
 object with a dict ``metadata``), ``model.safetensors`` (never a pickle; model2vec layouts folded) and
-``modules.json`` (sentence-transformers and st-static classes only).
+``modules.json`` (sentence-transformers and st-static classes only), and any other JSON file (a JSON object that
+Python parses, checked by a given function).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ CONFIG_FILE_NAME = "st_static_config.json"
 WEIGHTS_FILE_NAME = "model.safetensors"
 TOKENIZER_FILE_NAME = "tokenizer.json"
 MODULES_FILE_NAME = "modules.json"
+ST_CONFIG_FILE_NAME = "config_sentence_transformers.json"
+MODULE_CONFIG_FILE_NAME = "config.json"  # of each module after the table (Normalize, Dense, BlockNormalize)
 FORMAT_VERSION = 1
 # Files whose sha256 a save records in the config's "files" entry and a load verifies.
 HASHED_FILES = (TOKENIZER_FILE_NAME, WEIGHTS_FILE_NAME)
@@ -102,6 +105,34 @@ def read_json_file(name: str, path: str, file_name: str) -> Any:
     return parse_json(name, read_text(name, path, file_name), file_name)
 
 
+def read_json_object(
+    name: str, path: str, file_name: str, problem: Callable[[dict[str, Any]], str | None] | None = None
+) -> dict[str, Any]:
+    """Parse the JSON file ``path`` (``file_name`` of the model ``name``), which must hold a JSON object.
+
+    Args:
+        name: The folder or Hub id, for messages.
+        path: The local file.
+        file_name: How messages name the file.
+        problem: A check of the parsed object: what is malformed in it, or ``None``.
+
+    Raises:
+        ModelFolderError: If the file is not UTF-8 JSON Python parses (:func:`parse_json`), not an object, or
+            ``problem`` finds something.
+    """
+    value = read_json_file(name, path, file_name)
+    try:
+        if not isinstance(value, dict):
+            reason = f"it is a JSON {type(value).__name__}, not a JSON object"
+        else:
+            reason = None if problem is None else problem(value)
+    except RecursionError as error:  # parsed, but too deep to describe
+        raise ModelFolderError(f"{name}: {file_name} is corrupt (its JSON is nested too deeply).") from error
+    if reason is not None:
+        raise ModelFolderError(f"{name}: {file_name} is malformed: {reason}.")
+    return value
+
+
 def read_tokenizer(name: str, path: str) -> Tokenizer:
     """Parse ``tokenizer.json``, refusing any structure but the word tokenizer's before the Rust side compiles it."""
     text = read_text(name, path, TOKENIZER_FILE_NAME)
@@ -148,6 +179,8 @@ def read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]
         raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} is corrupt or truncated ({error}).") from error
     if "embedding.weight" in weights:
         table = weights["embedding.weight"]
+        if "embeddings" in weights:  # what model2vec reads must be the same table
+            _check_same_tables(name, table, weights)
     elif "embeddings" in weights:
         mapping, token_scale = weights.get("mapping"), weights.get("weights")
         problem = model2vec_layout_problem(weights["embeddings"], mapping, token_scale)
@@ -165,6 +198,21 @@ def read_table(name: str, path: str) -> tuple[torch.Tensor, torch.Tensor | None]
         if problem is not None:
             raise ModelFolderError(f"{name}: {WEIGHTS_FILE_NAME} holds a table st-static refuses: {problem}.")
     return table, column_scale
+
+
+def _check_same_tables(name: str, table: torch.Tensor, weights: dict[str, torch.Tensor]) -> None:
+    """Refuse a weights file whose model2vec table (``embeddings``, with its ``mapping`` and ``weights``) is not
+    ``table``, the ``embedding.weight`` sentence-transformers and st-static read."""
+    mapping, token_scale = weights.get("mapping"), weights.get("weights")
+    same = model2vec_layout_problem(weights["embeddings"], mapping, token_scale) is None
+    if same:
+        folded = StaticEmbedding._fold_model2vec_weights(weights["embeddings"], mapping, token_scale)
+        same = folded.shape == table.shape and folded.dtype == table.dtype and torch.equal(folded, table)
+    if not same:
+        raise ModelFolderError(
+            f"{name}: {WEIGHTS_FILE_NAME} holds two different tables: embedding.weight, which sentence-transformers "
+            "and st-static read, and embeddings, which model2vec reads; re-save the model with st_static.save_model."
+        )
 
 
 def read_modules(name: str, path: str, st_static_types: Collection[str]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from st_static.files import file_sha256, write_text_atomically
 from st_static.model.inference import static_module
 from st_static.model.languages import has_spaceless_language, language_name
-from st_static.model.model2vec_config import model2vec_incompatibility
+from st_static.model.model2vec_config import model2vec_incompatibility, modules_incompatibility
 from st_static.model.static_word_average import WEIGHTS_FILE_NAME
 from st_static.model_card.evaluation_table import (
     EVALUATION_FILE_NAME,
@@ -201,7 +201,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "build_command_fence": code_fence(build_command or ""),
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
-            "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None),
+            "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
+            or modules_incompatibility(self.model),
         }
 
     # -------------------------------------------------------------------------------- rendering

@@ -28,7 +28,7 @@ from st_static.extraction.corpus import (
     CorpusSource,
     check_corpus,
     check_corpus_language,
-    check_corpus_source,
+    check_pair_file,
     corpus_digest,
     corpus_files,
     corpus_name,
@@ -138,11 +138,13 @@ def run_pipeline(
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
-    if settings.passages:  # missing, empty, UTF-16 or JSON: refused before the teacher pass
+    if settings.passages:  # missing, empty, binary, UTF-16 or JSON: refused before the teacher pass
         try:
-            check_corpus_source(settings.passages)
+            check_corpus(settings.passages, name=str(settings.passages), min_sentences=1)
         except CorpusError as error:
             raise CorpusError(f"passages: {error}") from None
+    for language, path in (settings.extra_pairs or {}).items():  # read after the teacher pass: checked now
+        check_pair_file(path, f"extra pairs ({language})")
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
     check_prompt_length(settings.extraction, teacher_tokenizer)
     teacher_dim = teacher_dimension(settings.extraction.teacher)

@@ -1,0 +1,134 @@
+"""Build inputs read late in a build (``--extra-pairs``, ``--passages``) are checked before the teacher pass, with the
+checks of the files read early: one ``error:`` line naming the option, and no teacher loaded (issue 38)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import st_static.extraction.stages as stages_module
+from st_static.cli import app
+from st_static.data_files import DataFormatError, read_translation_pairs
+from st_static.extraction.corpus import CorpusError, check_corpus, iter_sentences
+
+from .teachers import TINY_CORPUS, make_tiny_teacher
+from .test_build import GERMAN
+from .test_hostile_inputs import assert_one_error_line, build_arguments
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory) -> Path:
+    return make_tiny_teacher(tmp_path_factory.mktemp("teacher"))
+
+
+@pytest.fixture
+def no_teacher(monkeypatch) -> None:
+    """Fail the test if the build loads the teacher (model or tokenizer) or runs its pass."""
+    import st_static.build.pipeline as pipeline_module
+
+    def fail(*args, **kwargs):
+        pytest.fail("the teacher was loaded")
+
+    monkeypatch.setattr(pipeline_module, "load_teacher_tokenizer", fail)
+    monkeypatch.setattr(stages_module, "load_teacher", fail)
+    monkeypatch.setattr(stages_module, "extract_word_vectors", fail)
+
+
+def binary_file(path: Path) -> Path:
+    path.write_bytes(os.urandom(20_000))  # random bytes: almost no line is UTF-8
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ --extra-pairs
+def extra_pairs_arguments(teacher: Path, tmp_path: Path, extra: Path) -> list[str]:
+    parallel = tmp_path / "en-de.tsv"
+    rows = [f"{english}\t{german}" for english, german in zip(TINY_CORPUS, GERMAN, strict=True)]
+    parallel.write_text("en\tother\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    arguments = ["build", "--teacher", str(teacher), "--parallel", str(parallel), "--languages", "en,de"]
+    return [*arguments, "--extra-pairs", f"de={extra}", "--out", str(tmp_path / "m"), "--dim", "8"]
+
+
+def make_extra_pairs(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.tsv"
+    if kind == "binary":
+        binary_file(path)
+    elif kind == "device":
+        path.symlink_to(os.devnull)  # a character device: reading it for lines never ends on /dev/zero
+    elif kind == "bad-line":
+        path.write_bytes(b"en\tother\ncat\tkatze\n\xff\xfe dog\thund\n" + b"mat\tmatte\n" * 20)  # under 10%
+    elif kind == "header-only":
+        path.write_text("en\tother\n", encoding="utf-8")
+    return path  # "missing": never written
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links to devices")
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("binary", "lines are not valid UTF-8"),
+        ("missing", "missing.tsv does not exist"),
+        ("device", "device.tsv is not a file"),
+        ("bad-line", "bad-line.tsv:3: not UTF-8 text"),
+        ("header-only", "header-only.tsv: no rows"),
+    ],
+)
+def test_extra_pairs_are_checked_before_the_teacher_like_parallel_files(teacher, tmp_path, no_teacher, kind, message):
+    extra = make_extra_pairs(tmp_path, kind)
+    result = runner.invoke(app, extra_pairs_arguments(teacher, tmp_path, extra))
+    assert_one_error_line(result, "error: extra pairs (de): ")
+    assert message in result.output
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_line_of_a_data_file_that_is_not_utf8_is_a_data_format_error_naming_it(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"en\tother\ncat\tkatze\ndog\thund\xe9\n")
+    with pytest.raises(DataFormatError, match=r"pairs.tsv:3: not UTF-8 text \(invalid continuation byte"):
+        read_translation_pairs(path)
+    path.write_bytes(b"en\xff\tother\ncat\tkatze\n")
+    with pytest.raises(DataFormatError, match=r"pairs.tsv:1: not UTF-8 text"):
+        read_translation_pairs(path)
+    path.write_bytes(b"en\tother\r\ncat\tkatze\r\n")  # Windows line ends read as before
+    assert read_translation_pairs(path) == [("cat", "katze")]
+
+
+# ------------------------------------------------------------------------------------------------ --passages
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "lines are not valid UTF-8 text; is it a binary file?"),  # random bytes
+        (b"a passage\n" + b"\0" * 300 + b"\n", "1 of 2 lines are not valid UTF-8 text"),  # NULs decode as UTF-8
+        (b" \n\t\n", "has only 0 sentence(s); at least 1 are needed."),
+    ],
+)
+def test_passages_get_the_corpus_checks_before_the_teacher(teacher, tmp_path, no_teacher, content, message):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n", encoding="utf-8")
+    passages = tmp_path / "passages.txt"
+    binary_file(passages) if content is None else passages.write_bytes(content)
+    arguments = [*build_arguments(teacher, corpus, tmp_path / "m"), "--passages", str(passages)]
+    result = runner.invoke(app, arguments)
+    assert_one_error_line(result, f"error: passages: {passages}")
+    assert message in result.output
+
+
+def test_lines_with_nul_bytes_are_left_out_of_a_corpus_like_invalid_utf8(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes("\n".join(TINY_CORPUS).encode() + b"\nbinary\0junk\n")
+    assert check_corpus(corpus, min_sentences=1).skipped_lines == 1
+    assert list(iter_sentences(corpus)) == TINY_CORPUS
+    corpus.write_bytes(b"\0\0\0\n" * 20 + b"the cat\n")
+    with pytest.raises(CorpusError, match="20 of 21 lines are not valid UTF-8 text"):
+        check_corpus(corpus)
+
+
+def test_a_data_file_line_with_nul_bytes_is_refused_naming_it(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(b"en\tother\ncat\tkatze\ndog\thu\0nd\n")
+    with pytest.raises(DataFormatError, match=r"pairs.tsv:3: holds NUL bytes"):
+        read_translation_pairs(path)
