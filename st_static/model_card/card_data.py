@@ -40,6 +40,7 @@ from st_static.model_card.facts import (
     format_number,
     license_facts,
     metadata_teacher,
+    pair_source_notes,
     speed_facts,
     stage_descriptions,
     training_rows,
@@ -189,7 +190,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
             "corpora": [f"`{display_path(path)}`" for path in as_list(metadata.corpus)]
-            + [f"`{display_path(path)}` (parallel)" for path in as_list(metadata.parallel)],
+            + [f"`{display_path(path)}` (parallel)" for path in as_list(metadata.parallel)]
+            + pair_source_notes(metadata),
             "stages": stage_descriptions(metadata),
             "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.stages)],
             "training_rows": training_rows(metadata),
