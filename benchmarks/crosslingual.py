@@ -5,9 +5,11 @@ Chinese/Japanese tokens added (when the build did that), sentence-level PCA *wit
 extraction's PCA sample), PCA with ABTT, and contrastive refinement. Columns: Tatoeba accuracy in both directions
 for each language, cross-lingual STS (Spearman x100), English STS-B test, and the language-identity silhouette of
 Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the paper's Figure 1 (English and another
-language's word vectors on two principal components, before/after ABTT).
+language's word vectors on two principal components, before/after ABTT). ``--model LABEL=DIR`` (repeatable) adds
+the finished tables of other builds as rows, e.g. the same build without the extra pairs:
 
-    python -m benchmarks.crosslingual WORK_DIR [--label en-de] [--teacher DIR --prompt "query: "] [--peer]
+    python -m benchmarks.crosslingual WORK_DIR [--teacher DIR --prompt "query: "] [--peer] [--model LABEL=DIR ...]
+    python -m benchmarks.crosslingual models/e5-x-extra.work --model "base pairs only=models/e5-x"
 """
 
 from __future__ import annotations
@@ -128,6 +130,13 @@ def main() -> None:
     parser.add_argument("--teacher", default=None, help="teacher folder to add as a row")
     parser.add_argument("--prompt", default="query: ", help="the teacher's prompt")
     parser.add_argument("--english-model", default=None, help="an English-only model to compare STS-B with")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="a finished table of another build as a row (repeatable), e.g. the build without extra pairs",
+    )
     parser.add_argument("--peer", action="store_true", help="add tokenlearn-static-model (own venv)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "st-static")
     parser.add_argument("--figure", type=Path, default=None, help="write Figure 1 (PNG) here")
@@ -146,6 +155,11 @@ def main() -> None:
         rows["tokenlearn-static-model"] = evaluate(peer_encoder(args.cache, task_texts(tasks)), tasks)
     if args.english_model:
         rows["English-only model"] = evaluate(model_encoder(load_model(args.english_model)), tasks)
+    for item in args.model:
+        label, separator, folder = item.rpartition("=")
+        if not separator or not label:
+            raise SystemExit(f"error: --model takes LABEL=DIR, got {item!r}")
+        rows[label] = evaluate(model_encoder(load_model(folder)), tasks)
     rows["extraction"] = evaluate(model_encoder(raw_model), tasks)
     if list(args.work_dir.glob("completion-*")):  # Chinese/Japanese tables: the teacher's tokens added
         extraction = ExtractionStage.open(find_stage(args.work_dir, "completion"))

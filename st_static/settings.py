@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -231,8 +233,9 @@ class BuildSettings:
     )
     parallel: list[str] | None = setting(
         None,
-        "Translation pairs (TSV with a header, first language first) for a cross-lingual table; file i pairs the "
-        "first language with language i+1.",
+        "Translation pairs (TSV with a header, first language first) for a cross-lingual table: LANG=FILE pairs the "
+        "first language with LANG (repeat it for several files per language, e.g. --parallel de=en-de.tsv "
+        "--parallel de=extra/en-de.tsv), or plain FILEs: file i pairs the first language with language i+1.",
         cli="repeat",
     )
     languages: list[str] = setting(
@@ -242,6 +245,19 @@ class BuildSettings:
         None,
         "LANG=FILE: more translation pairs (pivot first, e.g. a dictionary) for the contrastive training only.",
         cli="pairs",
+    )
+    keep_sources: list[str] | None = setting(
+        None,
+        "Comma-separated globs of pair sources (e.g. ddtp,mo.wesnoth-*): of a pair file with an aligned "
+        "FILE-STEM.source.txt (one source name per row), keep only the rows whose source matches one; files without "
+        "one are read whole.",
+        cli="comma",
+    )
+    leave_out_sources: list[str] | None = setting(
+        None,
+        "Comma-separated globs of pair sources (e.g. mo.*,manpages) whose rows are left out of every pair file with "
+        "an aligned FILE-STEM.source.txt (after --keep-sources); files without one are read whole.",
+        cli="comma",
     )
     data_license: str | None = setting(
         None, "Licence of the training text, shown in the model card (e.g. 'CC BY-SA 4.0, from ...')."
@@ -258,6 +274,12 @@ class BuildSettings:
         if not languages:
             raise SettingsError("languages must name at least one language, e.g. en.")
         self.languages = languages
+        if isinstance(self.parallel, Mapping):
+            self.parallel = [
+                f"{language}={path}"
+                for language, paths in self.parallel.items()
+                for path in ([paths] if isinstance(paths, str | os.PathLike) else paths)
+            ]
         if self.parallel is not None:
             self.parallel = [str(path) for path in self.parallel] or None
         if isinstance(self.corpus, str | os.PathLike):
@@ -268,11 +290,17 @@ class BuildSettings:
             self.passages = str(self.passages)
             if self.parallel:
                 raise SettingsError("passages are long texts for a one-language table; a cross-lingual build has none.")
-        if self.parallel and len(self.languages) != len(self.parallel) + 1:
-            raise SettingsError(
-                f"--languages {','.join(self.languages)} needs {len(self.languages) - 1} parallel file(s) pairing "
-                f"{self.languages[0]} with each other language, got {len(self.parallel)}."
-            )
+        if self.parallel:
+            self.parallel_files()  # the form and the languages checked now
+        for name in ("keep_sources", "leave_out_sources"):
+            patterns = getattr(self, name)
+            if patterns is None:
+                continue
+            if isinstance(patterns, str) or any(not isinstance(item, str) or not item.strip() for item in patterns):
+                raise SettingsError(f"{name} must be a list of non-empty globs, got {patterns!r}.")
+            setattr(self, name, [item.strip() for item in patterns] or None)
+            if getattr(self, name) and not self.parallel:
+                raise SettingsError(f"{name} chooses rows of translation-pair files: give --parallel files too.")
         for language in self.extra_pairs or {}:
             if language not in self.languages[1:]:
                 raise SettingsError(
@@ -302,13 +330,60 @@ class BuildSettings:
         """Whether the table is cross-lingual (built from translation pairs)."""
         return bool(self.parallel)
 
+    def parallel_files(self) -> dict[str, list[str]]:
+        """The translation-pair files of every paired language (``languages[1:]``, in order), in the order given.
+
+        Raises:
+            SettingsError: For ``LANG=FILE`` and plain files mixed, a positional count that does not match the
+                languages, a language that is not paired or has no file, or a file given twice.
+        """
+        entries = self.parallel or []
+        paired = self.languages[1:]
+        named = [_language_file(entry) for entry in entries]
+        if not entries:
+            return {}
+        if any(item is None for item in named) and any(item is not None for item in named):
+            raise SettingsError(
+                "--parallel: give every file as LANG=FILE (e.g. de=en-de.tsv) or every file plain (file i pairs "
+                f"{self.languages[0]} with language i+1), not both forms in one build."
+            )
+        files: dict[str, list[str]] = {language: [] for language in paired}
+        if named[0] is None:
+            if len(entries) != len(paired):
+                raise SettingsError(
+                    f"--languages {','.join(self.languages)} needs {len(paired)} parallel file(s) pairing "
+                    f"{self.languages[0]} with each other language, got {len(entries)}."
+                )
+            files = {language: [path] for language, path in zip(paired, entries, strict=True)}
+        else:
+            for language, path in (item for item in named if item is not None):
+                if language not in files:
+                    raise SettingsError(
+                        f"--parallel {language}={path}: {language!r} is not one of the paired languages {paired} "
+                        f"(--languages {','.join(self.languages)})."
+                    )
+                files[language].append(path)
+            missing = [language for language, paths in files.items() if not paths]
+            if missing:
+                raise SettingsError(
+                    f"--parallel names no file pairing {self.languages[0]} with {', '.join(missing)} (give "
+                    f"{missing[0]}=FILE, or leave the language out of --languages)."
+                )
+        seen: dict[str, str] = {}
+        for path in (path for paths in files.values() for path in paths):
+            resolved = os.path.realpath(path)
+            if resolved in seen:
+                raise SettingsError(f"--parallel: {path} is given twice (also as {seen[resolved]}).")
+            seen[resolved] = path
+        return files
+
     @property
     def inputs(self) -> list[str]:
         """The files the build reads (none may lie inside its output)."""
         return [
             *(self.corpus or []),
             *([self.passages] if self.passages else []),
-            *(self.parallel or []),
+            *(path for paths in self.parallel_files().values() for path in paths),
             *(self.extra_pairs or {}).values(),
         ]
 
@@ -332,6 +407,16 @@ class BuildSettings:
     def to_dict(self) -> dict[str, Any]:
         """The settings as JSON-able data (what a build records next to its model)."""
         return asdict(self)
+
+
+_LANGUAGE_FILE = re.compile(r"([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*)=(.+)", re.DOTALL)
+
+
+def _language_file(entry: str) -> tuple[str, str] | None:
+    """``(LANG, FILE)`` for a ``LANG=FILE`` entry of ``parallel`` (LANG a language code such as de, zh-Hant), else
+    ``None`` (a plain file)."""
+    match = _LANGUAGE_FILE.fullmatch(entry)
+    return (match.group(1), match.group(2)) if match else None
 
 
 def settings_fields() -> list[tuple[type, Any]]:

@@ -29,6 +29,8 @@ FULL = {
     "corpus": "en.txt, en-de.tsv",
     "parallel": ["en-de.tsv"],
     "extra_pairs": ["pairs.tsv"],
+    "keep_sources": ["ddtp", "mo.*"],
+    "leave_out_sources": ["mo.wesnoth-*"],
     "vocab_size": 14,
     "sentences_per_word": 5,
     "stages": ["extraction", "completion", "pca", "distillation"],

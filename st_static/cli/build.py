@@ -28,12 +28,15 @@ def portable_command(arguments: list[str]) -> str:
     """The command line as a model records it: absolute paths of this machine become relative or bare names."""
     cwd = Path.cwd()
 
+    def portable_path(value: str) -> str:
+        path = Path(value)
+        return os.path.relpath(path, cwd) if path.is_relative_to(cwd) else path.name
+
     def portable(argument: str) -> str:
-        prefix, separator, value = argument.partition("=") if argument.startswith("--") else ("", "", argument)
-        if os.path.isabs(value):
-            path = Path(value)
-            value = os.path.relpath(path, cwd) if path.is_relative_to(cwd) else path.name
-        return prefix + separator + value
+        if os.path.isabs(argument):
+            return portable_path(argument)
+        prefix, separator, value = argument.partition("=")  # --opt=PATH, LANG=PATH (--parallel, --extra-pairs)
+        return prefix + separator + portable(value) if separator else argument
 
     return "st-static " + shlex.join(portable(argument) for argument in arguments)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tokenizers import Tokenizer
 
-from st_static.data_files import read_translation_pairs
+from st_static.extraction.pair_sources import SourceFilter, read_pairs
 from st_static.extraction.vocabulary import (
     Vocabulary,
     build_vocabulary,
@@ -53,38 +53,43 @@ class MultilingualCorpus:
 
 
 def read_multilingual_corpus(
-    parallel_files: Sequence[str],
+    parallel_files: Sequence[str] | Mapping[str, Sequence[str]],
     languages: Sequence[str],
     monolingual: Mapping[str, Sequence[str]] | None = None,
+    source_filter: SourceFilter | None = None,
 ) -> MultilingualCorpus:
     """Read translation-pair files (``first-language<TAB>other``) and optional monolingual sentences.
 
     Args:
         parallel_files: TSV files with a header; column 1 is the first language of ``languages`` (English in
-            a file pairing English with another language), column 2 the other.
+            a file pairing English with another language), column 2 the other. Either ``{language: [files]}``
+            (several files per language are read as one list of pairs, in order) or one file per language:
+            file *i* pairs ``languages[0]`` with ``languages[i + 1]``.
         languages: All languages, the first one being the pivot of every parallel file, e.g. ``["en", "de"]``.
-            With several files, file *i* pairs ``languages[0]`` with ``languages[i + 1]``.
         monolingual: Extra sentences per language (e.g. an English corpus) used for vocabulary and extraction.
+        source_filter: Which rows of files with an aligned ``.source.txt`` to read (see
+            :mod:`st_static.extraction.pair_sources`).
 
     Raises:
-        ValueError: If the number of files does not match the languages.
+        ValueError: If the files do not match the languages.
     """
     languages = list(languages)
     if len(languages) < 2:
         raise ValueError("A cross-lingual table needs at least two languages, e.g. --languages en,de.")
-    if len(parallel_files) != len(languages) - 1:
-        raise ValueError(
-            f"{len(languages)} languages need {len(languages) - 1} parallel file(s) pairing {languages[0]} with "
-            f"each other language, got {len(parallel_files)}."
-        )
+    if not isinstance(parallel_files, Mapping):
+        if len(parallel_files) != len(languages) - 1:
+            raise ValueError(
+                f"{len(languages)} languages need {len(languages) - 1} parallel file(s) pairing {languages[0]} with "
+                f"each other language, got {len(parallel_files)}."
+            )
+        parallel_files = {other: [path] for other, path in zip(languages[1:], parallel_files, strict=True)}
+    if set(parallel_files) != set(languages[1:]) or not all(parallel_files.values()):
+        raise ValueError(f"Every paired language of {languages} needs pair files, got {dict(parallel_files)}.")
     sentences: dict[str, list[str]] = {language: [] for language in languages}
     pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
     pivot = languages[0]
-    for path, other in zip(parallel_files, languages[1:], strict=True):
-        language_pairs = [
-            (" ".join(first.split()), " ".join(second.split())) for first, second in read_translation_pairs(path)
-        ]
-        language_pairs = [(first, second) for first, second in language_pairs if first and second]
+    for other in languages[1:]:
+        language_pairs = [pair for path in parallel_files[other] for pair in read_pairs(path, source_filter)]
         pairs[(pivot, other)] = language_pairs
         sentences[pivot].extend(first for first, _ in language_pairs)
         sentences[other].extend(second for _, second in language_pairs)

@@ -278,7 +278,12 @@ class ModelMetadata(_Record):
     corpus: str | None = None
     """The training files' names, comma-separated (or how an in-memory corpus was described)."""
     parallel: list[str] | None = None
+    """The translation-pair files' names (with as many folders as tell files of one name apart)."""
     extra_pairs: list[str] | None = None
+    keep_sources: list[str] | None = None
+    """Globs of the pair sources kept (``--keep-sources``) of pair files with a ``.source.txt``."""
+    leave_out_sources: list[str] | None = None
+    """Globs of the pair sources left out (``--leave-out-sources``)."""
     vocab_size: int | None = None
     sentences_per_word: int | None = None
     stages: list[str] | None = None

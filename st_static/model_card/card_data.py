@@ -42,6 +42,7 @@ from st_static.model_card.facts import (
     inline_code,
     license_facts,
     metadata_teacher,
+    pair_source_notes,
     speed_facts,
     stage_descriptions,
     training_rows,
@@ -192,7 +193,8 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
             "corpora": [inline_code(display_path(path)) for path in as_list(metadata.corpus)]
-            + [f"{inline_code(display_path(path))} (parallel)" for path in as_list(metadata.parallel)],
+            + [f"{inline_code(display_path(path))} (parallel)" for path in as_list(metadata.parallel)]
+            + pair_source_notes(metadata),
             "stages": stage_descriptions(metadata),
             "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.stages)],
             "training_rows": training_rows(metadata),

@@ -119,6 +119,16 @@ def display_path(path: str) -> str:
     return "/".join(parts[-2:]) if len(parts) > 1 else path
 
 
+def pair_source_notes(metadata: ModelMetadata) -> list[str]:
+    """How the build chose pair rows by source (``--keep-sources``, ``--leave-out-sources``), for the card."""
+    keep, leave_out = as_list(metadata.keep_sources), as_list(metadata.leave_out_sources)
+    if not keep and not leave_out:
+        return []
+    parts = [f"only sources {', '.join(inline_code(item) for item in keep)} kept"] if keep else []
+    parts += [f"sources {', '.join(inline_code(item) for item in leave_out)} left out"] if leave_out else []
+    return [f"pair files with a `.source.txt`: {' and '.join(parts)}"]
+
+
 def format_number(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)

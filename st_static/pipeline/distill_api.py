@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,9 @@ def distill(
     teacher: str | os.PathLike[str] | SentenceTransformer = DEFAULT_TEACHER,
     corpus: CorpusSource | None = None,
     *,
-    parallel: list[str | os.PathLike[str]] | None = None,
+    parallel: list[str | os.PathLike[str]]
+    | Mapping[str, str | os.PathLike[str] | list[str | os.PathLike[str]]]
+    | None = None,
     languages: list[str] | tuple[str, ...] | None = None,
     settings: BuildSettings | None = None,
     work_dir: str | os.PathLike[str] | None = None,
@@ -47,7 +50,9 @@ def distill(
         teacher: A Hub id, a local folder, a registry name (``minilm``) or a loaded ``SentenceTransformer``.
         corpus: The sentences to distil on: a text file (one per line), a list of str, or a ``datasets.Dataset``
             with a ``text`` column. Small corpora work but give weak tables (a warning says so).
-        parallel: Translation-pair files for a cross-lingual table (see :class:`~st_static.settings.BuildSettings`).
+        parallel: Translation-pair files for a cross-lingual table: ``{language: [files]}`` (or ``{language:
+            file}``), a list of ``"LANG=FILE"`` strings, or one file per paired language (file *i* pairs the first
+            language with ``languages[i + 1]``); see :class:`~st_static.settings.BuildSettings`.
         languages: The table's languages (default ``["en"]``); the first is the corpus's.
         settings: Full build settings; ``teacher``, ``parallel``, ``languages`` and ``overrides`` change them.
         work_dir: Where the stages are cached, so a later call with the same inputs resumes (default: a temporary
@@ -64,7 +69,7 @@ def distill(
     chosen = settings or BuildSettings()
     changes: dict[str, Any] = dict(overrides)
     if parallel is not None:
-        changes["parallel"] = [str(path) for path in parallel]
+        changes["parallel"] = _parallel_entries(parallel)
     if languages is not None:
         changes["languages"] = list(languages)
     with tempfile.TemporaryDirectory(prefix="st-static-distill-") as scratch:
@@ -81,6 +86,17 @@ def distill(
         with folder_lock(work):
             result = run_pipeline(chosen, work, corpus=in_memory, evaluate=evaluate)
     return result.model
+
+
+def _parallel_entries(
+    parallel: list[str | os.PathLike[str]] | Mapping[str, str | os.PathLike[str] | list[str | os.PathLike[str]]],
+) -> list[str] | Mapping[str, Any]:
+    """``parallel`` for ``BuildSettings`` (which turns a mapping into ``LANG=FILE`` entries): one file, a list."""
+    if isinstance(parallel, Mapping):
+        return parallel
+    if isinstance(parallel, str | os.PathLike):
+        return [str(parallel)]
+    return [str(path) for path in parallel]
 
 
 def _corpus_file_list(corpus: CorpusSource | None) -> list[str] | None:

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -40,6 +41,7 @@ from st_static.extraction.multilingual import (
     build_multilingual_vocabulary,
     read_multilingual_corpus,
 )
+from st_static.extraction.pair_sources import SourceFilter, check_pair_sources, read_pairs, source_file
 from st_static.extraction.stages import (
     ExtractionStage,
     check_prompt_length,
@@ -131,11 +133,15 @@ def run_pipeline(
         corpus = corpus_files(settings.corpus)
     settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
     logger.info("Teacher prompt: %r.", settings.extraction.prompt)
-    sources = [*([corpus] if corpus is not None else []), *(settings.parallel or [])]
+    parallel_files = settings.parallel_files()
+    pair_files = [path for paths in parallel_files.values() for path in paths]
+    sources = [*([corpus] if corpus is not None else []), *pair_files]
     if not sources:
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
     for source in sources:
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
+    source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
+    check_pair_sources(parallel_files, source_filter, list((settings.extra_pairs or {}).values()))
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
     if settings.passages:  # missing, empty, binary, UTF-16 or JSON: refused before the teacher pass
@@ -162,7 +168,10 @@ def run_pipeline(
     completion_settings = {name: extraction_settings.pop(name) for name in COMPLETION_FIELDS}
     long_text_settings = {name: extraction_settings.pop(name) for name in LONG_TEXT_FIELDS}
     extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
-    extraction_key = stage_key(extraction_settings, settings.languages, [corpus_digest(source) for source in sources])
+    extraction_inputs = [*([corpus_digest(corpus)] if corpus is not None else []), *pair_file_digests(settings)]
+    extraction_key = stage_key(
+        extraction_settings, settings.languages, extraction_inputs, *_source_filter_key(settings, parallel_files)
+    )
     multilingual = _read_multilingual(settings, corpus) if settings.crosslingual else None
     extraction = _extract(settings, corpus, multilingual, work_dir / f"extraction-{extraction_key}")
     stages.finished("extraction", started, extraction.model_path)
@@ -190,6 +199,8 @@ def run_pipeline(
     long_texts = None
     extra_pairs = [content_digest(path) for path in (settings.extra_pairs or {}).values()]
     refinement_inputs: list[Any] = [extra_pairs]  # (a build without long texts keeps the key it always had)
+    if settings.extra_pairs and source_filter.active:  # the filtered rows of the training-only pairs
+        refinement_inputs += _source_filter_key(settings, {"": list(settings.extra_pairs.values())})
     if (settings.extraction.long_texts or settings.passages) and corpus is not None and multilingual is None:
         long_key = stage_key(
             extraction_settings["teacher"],
@@ -237,16 +248,56 @@ def _completes(settings: BuildSettings) -> bool:
     return settings.extraction.complete_words > 0
 
 
+def pair_file_digests(settings: BuildSettings) -> list[str | list[str]]:
+    """What keys the extraction stage for the pair files: per paired language, the content digest of its file, or
+    the list of its files' digests when it has several (a build with one file per language keeps its old key)."""
+    return [
+        corpus_digest(paths[0]) if len(paths) == 1 else [corpus_digest(path) for path in paths]
+        for paths in settings.parallel_files().values()
+    ]
+
+
+def _source_filter_key(settings: BuildSettings, files: dict[str, list[str]]) -> list[Any]:
+    """The key parts of a source filter (none without one): its globs and the ``.source.txt`` files it reads."""
+    if not (settings.keep_sources or settings.leave_out_sources):
+        return []
+    source_files = [source_file(path) for paths in files.values() for path in paths]
+    return [
+        {
+            "keep_sources": settings.keep_sources,
+            "leave_out_sources": settings.leave_out_sources,
+            "source_files": [content_digest(path) if path.is_file() else None for path in source_files],
+        }
+    ]
+
+
+def distinct_file_names(paths: Sequence[str]) -> list[str]:
+    """Each path's shortest tail of folders + file name that tells it apart from the others (``en-de.tsv`` and
+    ``extra/en-de.tsv``): names a model may record, never a path of this machine."""
+    parts = [Path(os.path.abspath(path)).parts[1:] for path in paths]
+    names = []
+    for index, path_parts in enumerate(parts):
+        others = [other for position, other in enumerate(parts) if position != index]
+        length = 1
+        while length < len(path_parts) and any(other[-length:] == path_parts[-length:] for other in others):
+            length += 1
+        names.append("/".join(path_parts[-length:]))
+    return names
+
+
 def _recorded_inputs(
     settings: BuildSettings, corpus: CorpusSource | None, metadata: ModelMetadata | None
 ) -> ModelMetadata:
     """Metadata naming the build's inputs by file name (never a path of this machine), plus ``metadata``."""
-    names = [corpus_name(corpus)] if corpus is not None else []
-    names += [Path(path).name for path in settings.parallel or []]
+    parallel = [path for paths in settings.parallel_files().values() for path in paths]
+    extra = list((settings.extra_pairs or {}).values())
+    names = distinct_file_names([*parallel, *extra])
     recorded = ModelMetadata(
-        corpus=", ".join(names),
-        parallel=[Path(path).name for path in settings.parallel] if settings.parallel else None,
-        extra_pairs=[Path(path).name for path in settings.extra_pairs.values()] if settings.extra_pairs else None,
+        corpus=", ".join([*([corpus_name(corpus)] if corpus is not None else []), *names[: len(parallel)]]),
+        parallel=names[: len(parallel)] or None,
+        extra_pairs=names[len(parallel) :] or None,
+        keep_sources=settings.keep_sources or None,
+        leave_out_sources=settings.leave_out_sources or None,
         data_license=settings.data_license or None,
     )
     return recorded.merged(metadata) if metadata is not None else recorded
@@ -254,7 +305,12 @@ def _recorded_inputs(
 
 def _read_multilingual(settings: BuildSettings, corpus: CorpusSource | None) -> MultilingualCorpus:
     monolingual = {settings.languages[0]: list(iter_sentences(corpus))} if corpus is not None else None
-    return read_multilingual_corpus(settings.parallel or [], settings.languages, monolingual)
+    return read_multilingual_corpus(
+        settings.parallel_files(),
+        settings.languages,
+        monolingual,
+        SourceFilter.of(settings.keep_sources, settings.leave_out_sources),
+    )
 
 
 def _extract(
@@ -315,13 +371,11 @@ def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path
 
 def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
-    from st_static.data_files import read_translation_pairs
-
-    extra: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for language, path in (settings.extra_pairs or {}).items():
-        pairs = [(" ".join(first.split()), " ".join(second.split())) for first, second in read_translation_pairs(path)]
-        extra[(settings.languages[0], language)] = [(first, second) for first, second in pairs if first and second]
-    return extra
+    source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
+    return {
+        (settings.languages[0], language): read_pairs(path, source_filter)
+        for language, path in (settings.extra_pairs or {}).items()
+    }
 
 
 def _refine(
