@@ -248,15 +248,15 @@ class BuildSettings:
     )
     keep_sources: list[str] | None = setting(
         None,
-        "Comma-separated globs of pair sources (e.g. ddtp,mo.wesnoth-*): of a pair file with an aligned "
-        "FILE-STEM.source.txt (one source name per row), keep only the rows whose source matches one; files without "
-        "one are read whole.",
+        "Comma-separated globs of sources (e.g. news,wiki* or ddtp,mo.wesnoth-*): of a corpus or pair file with an "
+        "aligned FILE-STEM.source.txt (one source name per line or row), keep only the lines whose source matches "
+        "one; files without one are read whole.",
         cli="comma",
     )
     leave_out_sources: list[str] | None = setting(
         None,
-        "Comma-separated globs of pair sources (e.g. mo.*,manpages) whose rows are left out of every pair file with "
-        "an aligned FILE-STEM.source.txt (after --keep-sources); files without one are read whole.",
+        "Comma-separated globs of sources (e.g. chitchat or mo.*,manpages) whose lines are left out of every corpus "
+        "or pair file with an aligned FILE-STEM.source.txt (after --keep-sources); files without one are read whole.",
         cli="comma",
     )
     data_license: str | None = setting(
@@ -299,8 +299,8 @@ class BuildSettings:
             if isinstance(patterns, str) or any(not isinstance(item, str) or not item.strip() for item in patterns):
                 raise SettingsError(f"{name} must be a list of non-empty globs, got {patterns!r}.")
             setattr(self, name, [item.strip() for item in patterns] or None)
-            if getattr(self, name) and not self.parallel:
-                raise SettingsError(f"{name} chooses rows of translation-pair files: give --parallel files too.")
+            if getattr(self, name) and not (self.parallel or self.corpus):
+                raise SettingsError(f"{name} chooses lines of corpus or translation-pair files: give such files too.")
         for language in self.extra_pairs or {}:
             if language not in self.languages[1:]:
                 raise SettingsError(

@@ -12,6 +12,7 @@ import st_static
 from st_static.cli import app
 from st_static.errors import StStaticError
 from st_static.extraction.corpus import CorpusError, CorpusFiles, corpus_digest, corpus_files, iter_sentences
+from st_static.extraction.pair_sources import PairSourceError, SourceFilter, check_corpus_sources
 from st_static.settings import BuildSettings
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
@@ -102,3 +103,47 @@ def test_one_file_twice_and_file_names_as_sentences_are_refused(tmp_path):
         st_static.distill("never-loaded", [str(first), str(second)])
     assert list(iter_sentences(corpus_files([first, second]))) == [" ".join(line.split()) for line in TINY_CORPUS * 3]
     assert corpus_files([first]) == str(first)
+
+
+def _with_sources(folder: Path) -> tuple[Path, list[str], list[str]]:
+    lines = TINY_CORPUS * 3
+    names = ["chat" if index % 3 == 0 else "news" for index in range(len(lines))]
+    corpus = folder / "modern.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "modern.source.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+    return corpus, lines, names
+
+
+def test_a_source_filter_chooses_corpus_lines_by_their_aligned_source_file(tmp_path):
+    corpus, lines, names = _with_sources(tmp_path)
+    other = tmp_path / "old.txt"
+    other.write_text("an old line without sources\n", encoding="utf-8")
+    source = corpus_files([corpus, other], SourceFilter.of(None, ["chat"]))
+    kept = [line for line, name in zip(lines, names, strict=True) if name != "chat"]
+    assert list(iter_sentences(source)) == [*kept, "an old line without sources"]
+    assert corpus_digest(source) != corpus_digest(corpus_files([corpus, other]))
+    assert corpus_files([corpus], SourceFilter.of(None, None)) == str(corpus)
+    assert check_corpus_sources([corpus, other], SourceFilter.of(["news"], None)) == {str(corpus): (len(kept), 36)}
+
+
+def test_left_out_corpus_sources_never_reach_the_table(teacher, tmp_path):
+    corpus, lines, names = _with_sources(tmp_path)
+    only = tmp_path / "only-news.txt"
+    only.write_text("\n".join(line for line, name in zip(lines, names, strict=True) if name != "chat") + "\n")
+    filtered = st_static.distill(str(teacher), corpus, leave_out_sources=["chat"], **TINY)
+    plain = st_static.distill(str(teacher), only, **TINY)
+    texts = ["the cat sat on the mat", "a red dog"]
+    np.testing.assert_allclose(filtered.encode(texts), plain.encode(texts), atol=1e-6)
+    assert filtered[0].metadata.leave_out_sources == ["chat"]
+
+
+def test_a_misaligned_corpus_source_file_stops_the_build_before_the_teacher(tmp_path):
+    corpus, _, names = _with_sources(tmp_path)
+    (tmp_path / "modern.source.txt").write_text("\n".join(names[:-1]) + "\n", encoding="utf-8")
+    arguments = ["build", "--teacher", "never-loaded", "--out", str(tmp_path / "m"), "--corpus", str(corpus)]
+    result = CliRunner().invoke(app, [*arguments, "--leave-out-sources", "chat"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "modern.source.txt has 35 line(s) but modern.txt has 36 line(s)" in result.output
+    (tmp_path / "modern.source.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+    with pytest.raises(PairSourceError, match="leaves out every line"):
+        check_corpus_sources([corpus], SourceFilter.of(["nothing"], None))

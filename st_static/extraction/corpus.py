@@ -9,12 +9,13 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from st_static.data_files import DataFormatError, read_translation_pairs
 from st_static.errors import StStaticError
+from st_static.extraction.pair_sources import SourceFilter, source_file
 from st_static.files import content_digest
 from st_static.model.languages import (
     JAPANESE_LANGUAGES,
@@ -47,23 +48,41 @@ class CorpusError(StStaticError, ValueError):
 
 @dataclass(frozen=True)
 class CorpusFiles:
-    """Several corpus files read as one corpus, file after file in the order given."""
+    """Corpus files read as one corpus, file after file in the order given; of a file with an aligned
+    ``FILE-STEM.source.txt`` (one source name per line), only the lines whose source ``source_filter`` keeps."""
 
     paths: tuple[Path, ...]
+    source_filter: SourceFilter = field(default_factory=SourceFilter)
 
     def __iter__(self) -> Iterator[str]:
         for path in self.paths:
-            yield from iter_sentences(path)
+            sources = source_file(path)
+            if not (self.source_filter.active and sources.is_file()):
+                yield from iter_sentences(path)
+                continue
+            with path.open("rb") as lines, sources.open(encoding="utf-8") as names:
+                for raw, name in zip(lines, names, strict=False):
+                    if not self.source_filter.kept(name.strip()) or b"\0" in raw:
+                        continue
+                    try:
+                        sentence = " ".join(raw.decode("utf-8").split())
+                    except UnicodeDecodeError:
+                        continue
+                    if sentence:
+                        yield sentence
 
 
-def corpus_files(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> CorpusSource:
-    """The corpus of one file (its path, unchanged) or of several (:class:`CorpusFiles`).
+def corpus_files(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], source_filter: SourceFilter | None = None
+) -> CorpusSource:
+    """The corpus of one file (its path, unchanged) or of several, or of files whose lines ``source_filter``
+    chooses by their aligned ``.source.txt`` (:class:`CorpusFiles`).
 
     Raises:
         CorpusError: If ``paths`` is empty or names one file twice.
     """
     if isinstance(paths, str | os.PathLike):
-        return str(paths)
+        paths = [paths]
     listed = [Path(path) for path in paths]
     if not listed:
         raise CorpusError("No corpus file given.")
@@ -73,7 +92,10 @@ def corpus_files(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
         if resolved in seen:
             raise CorpusError(f"Corpus file {path} is given twice (also as {seen[resolved]}).")
         seen[resolved] = path
-    return str(listed[0]) if len(listed) == 1 else CorpusFiles(tuple(listed))
+    filtered = source_filter is not None and source_filter.active and any(source_file(p).is_file() for p in listed)
+    if len(listed) == 1 and not filtered:
+        return str(listed[0])
+    return CorpusFiles(tuple(listed), source_filter if filtered and source_filter is not None else SourceFilter())
 
 
 def corpus_paths(source: CorpusSource) -> list[Path]:
@@ -321,7 +343,11 @@ def corpus_digest(source: CorpusSource) -> str:
     """A key that changes when the corpus content does: the file's bytes (of each file, in order), or the
     sentences given in memory."""
     if isinstance(source, CorpusFiles):
-        return "files:" + hashlib.sha256("\n".join(map(content_digest, source.paths)).encode()).hexdigest()
+        parts = list(map(content_digest, source.paths))
+        if source.source_filter.active:  # the filter and the source names it reads
+            parts += [source.source_filter.describe()]
+            parts += [content_digest(source_file(path)) for path in source.paths if source_file(path).is_file()]
+        return "files:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
     if isinstance(source, str | os.PathLike):
         return content_digest(source)
     digest = hashlib.sha256()

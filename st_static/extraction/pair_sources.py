@@ -1,9 +1,11 @@
-"""Which rows of a translation-pair file a build reads, chosen by the source each row comes from.
+"""Which rows of a translation-pair file (or lines of a corpus file) a build reads, chosen by the source each row
+comes from.
 
-A pair file ``en-de.tsv`` may have an aligned ``en-de.source.txt`` next to it: one source name per data row (a Debian
-package such as ``mo.wesnoth-1.16-httt``, a document set such as ``ddtp``). :class:`SourceFilter` keeps the rows whose
-source matches one of its ``keep`` globs (all rows when it has none) and then leaves out those matching one of its
-``leave_out`` globs (``fnmatch``, case-sensitive). Files without a ``.source.txt`` are read whole.
+A pair file ``en-de.tsv`` (or a corpus file ``en-modern.txt``) may have an aligned ``en-de.source.txt`` next to it:
+one source name per data row (a Debian package such as ``mo.wesnoth-1.16-httt``, a document set such as ``ddtp``).
+:class:`SourceFilter` keeps the rows whose source matches one of its ``keep`` globs (all rows when it has none) and
+then leaves out those matching one of its ``leave_out`` globs (``fnmatch``, case-sensitive). Files without a
+``.source.txt`` are read whole.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def source_file(path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + SOURCE_SUFFIX)
 
 
-def read_sources(path: str | os.PathLike[str], rows: int) -> list[str] | None:
+def read_sources(path: str | os.PathLike[str], rows: int, unit: str = "row") -> list[str] | None:
     """The source name of each of the ``rows`` data rows of pair file ``path``, or ``None`` when it has no
     ``.source.txt``.
 
@@ -86,8 +88,9 @@ def read_sources(path: str | os.PathLike[str], rows: int) -> list[str] | None:
     sources = [line.strip() for line in lines]
     if len(sources) != rows:
         raise PairSourceError(
-            f"{sources_path} has {len(sources):,} line(s) but {Path(path).name} has {rows:,} row(s) of pairs: it must "
-            "name one source per row, in order (move it away to read the file whole)."
+            f"{sources_path} has {len(sources):,} line(s) but {Path(path).name} has {rows:,} "
+            f"{'row(s) of pairs' if unit == 'row' else 'line(s)'}: it must name one source per {unit}, in order (move "
+            "it away to read the file whole)."
         )
     return sources
 
@@ -108,10 +111,51 @@ def read_pairs(path: str | os.PathLike[str], source_filter: SourceFilter | None 
     return [(first, second) for first, second in cleaned if first and second]
 
 
+def check_corpus_sources(
+    paths: Sequence[str | os.PathLike[str]], source_filter: SourceFilter
+) -> dict[str, tuple[int, int]]:
+    """Check the ``.source.txt`` files of corpus files (one source name per line of the corpus file), before any
+    heavy work; log what the filter keeps.
+
+    Returns:
+        ``{file: (lines kept, lines)}`` for every corpus file with a ``.source.txt`` (none when the filter is off).
+
+    Raises:
+        PairSourceError: If a ``.source.txt`` is not UTF-8 or has another number of lines than its corpus file, or
+            the filter leaves out every line of every such file.
+    """
+    if not source_filter.active:
+        return {}
+    counts: dict[str, tuple[int, int]] = {}
+    names: set[str] = set()
+    for path in paths:
+        if not source_file(path).is_file():
+            continue
+        with Path(path).open("rb") as handle:
+            lines = sum(1 for _ in handle)
+        sources = read_sources(path, lines, unit="line")
+        if sources is None:
+            continue
+        names.update(sources)
+        kept = sum(source_filter.kept(source) for source in sources)
+        counts[str(path)] = (kept, lines)
+        logger.info("%s: %s keeps %d of %d lines.", Path(path).name, source_filter.describe(), kept, lines)
+    if counts and not any(kept for kept, _ in counts.values()):
+        raise PairSourceError(f"{source_filter.describe()} leaves out every line of the corpus files with sources.")
+    if counts:
+        for pattern in [*source_filter.keep, *source_filter.leave_out]:
+            if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+                logger.warning(
+                    "Source pattern %r matches no source of the corpus files' %s files.", pattern, SOURCE_SUFFIX
+                )
+    return counts
+
+
 def check_pair_sources(
     files: Mapping[str, Sequence[str]],
     source_filter: SourceFilter,
     extra_files: Sequence[str] = (),
+    corpus_files_filtered: bool = False,
 ) -> dict[str, tuple[int, int]]:
     """Check the ``.source.txt`` files a source filter reads, before any heavy work; log what it keeps.
 
@@ -119,6 +163,8 @@ def check_pair_sources(
         files: The pair files of every paired language (``BuildSettings.parallel_files``).
         source_filter: The filter (nothing is read when it is not active).
         extra_files: Training-only pair files (``extra_pairs``): filtered too, but may end up empty.
+        corpus_files_filtered: Whether the filter already chooses lines of corpus files (then pair files need no
+            ``.source.txt``).
 
     Returns:
         ``{file: (rows kept, rows)}`` for every file with a ``.source.txt``.
@@ -127,7 +173,7 @@ def check_pair_sources(
         PairSourceError: If no file has a ``.source.txt``, one is misaligned, or a language keeps no pair.
         DataFormatError: If a pair file is not one.
     """
-    if not source_filter.active:
+    if not source_filter.active or (corpus_files_filtered and not files):
         return {}
     counts: dict[str, tuple[int, int]] = {}
     names: set[str] = set()
@@ -146,6 +192,8 @@ def check_pair_sources(
             logger.info("%s: %s keeps %d of %d pairs.", Path(path).name, source_filter.describe(), kept, rows)
             if not kept:
                 logger.warning("%s: %s leaves out every pair of this file.", Path(path).name, source_filter.describe())
+    if not counts and corpus_files_filtered:
+        return counts
     if not counts:
         checked = [Path(path).name for paths in [*files.values(), extra_files] for path in paths]
         raise PairSourceError(

@@ -126,7 +126,7 @@ def pair_source_notes(metadata: ModelMetadata) -> list[str]:
         return []
     parts = [f"only sources {', '.join(inline_code(item) for item in keep)} kept"] if keep else []
     parts += [f"sources {', '.join(inline_code(item) for item in leave_out)} left out"] if leave_out else []
-    return [f"pair files with a `.source.txt`: {' and '.join(parts)}"]
+    return [f"files with a `.source.txt`: {' and '.join(parts)}"]
 
 
 def format_number(value: Any) -> str:

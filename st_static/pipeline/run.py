@@ -33,6 +33,7 @@ from st_static.extraction.corpus import (
     corpus_digest,
     corpus_files,
     corpus_name,
+    corpus_paths,
     iter_sentences,
 )
 from st_static.extraction.long_texts import LongTexts, run_long_texts
@@ -41,7 +42,13 @@ from st_static.extraction.multilingual import (
     build_multilingual_vocabulary,
     read_multilingual_corpus,
 )
-from st_static.extraction.pair_sources import SourceFilter, check_pair_sources, read_pairs, source_file
+from st_static.extraction.pair_sources import (
+    SourceFilter,
+    check_corpus_sources,
+    check_pair_sources,
+    read_pairs,
+    source_file,
+)
 from st_static.extraction.stages import (
     ExtractionStage,
     check_prompt_length,
@@ -129,8 +136,9 @@ def run_pipeline(
     Raises:
         CorpusError, TeacherError, SettingsError: Before any heavy work, for unusable inputs.
     """
+    source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
     if corpus is None and settings.corpus:
-        corpus = corpus_files(settings.corpus)
+        corpus = corpus_files(settings.corpus, source_filter)
     settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
     logger.info("Teacher prompt: %r.", settings.extraction.prompt)
     parallel_files = settings.parallel_files()
@@ -140,8 +148,10 @@ def run_pipeline(
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
     for source in sources:
         check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
-    source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
-    check_pair_sources(parallel_files, source_filter, list((settings.extra_pairs or {}).values()))
+    corpus_filtered = check_corpus_sources(corpus_paths(corpus) if corpus is not None else [], source_filter)
+    check_pair_sources(
+        parallel_files, source_filter, list((settings.extra_pairs or {}).values()), bool(corpus_filtered)
+    )
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
     if settings.passages:  # missing, empty, binary, UTF-16 or JSON: refused before the teacher pass
