@@ -68,6 +68,12 @@ KNOWN_TEACHERS: tuple[KnownTeacher, ...] = (
         prompt="query: ",
         languages=("multilingual",),
     ),
+    KnownTeacher(  # 768-d, 512 tokens, Matryoshka-trained (768/512/256/128/64); the bert-base-uncased vocabulary
+        "nomic-ai/nomic-embed-text-v1.5",
+        aliases=("nomic", "nomic-embed-text"),
+        license="apache-2.0",
+        prompt="clustering: ",  # one of its task prefixes: search_query, search_document, clustering, classification
+    ),
     KnownTeacher(
         "google/embeddinggemma-300m",
         aliases=("gemma", "embeddinggemma"),
