@@ -254,10 +254,12 @@ def describe(folder: Path) -> str:
     """What a built model folder records: vocabulary, dimension, stages, training steps."""
     config = json.loads((folder / "st_static_config.json").read_text(encoding="utf-8"))
     history = json.loads((folder / "training" / "training_history.json").read_text(encoding="utf-8"))
-    metadata = config["metadata"]
+    from st_static.model.metadata import ModelMetadata
+
+    recorded = ModelMetadata.from_dict(config["metadata"])
     best = history["best_validation_loss"]
     return (
-        f"{metadata['vocab_size']:,} words, stages {'+'.join(metadata['stages'])}, {history['steps']} steps, "
+        f"{recorded.vocab_size:,} words, stages {'+'.join(recorded.stages or [])}, {history['steps']} steps, "
         f"best validation loss {'none' if best is None else f'{best:.4f}'}"
     )
 

@@ -29,7 +29,7 @@ def teacher(tmp_path_factory) -> Path:
 @pytest.fixture
 def no_teacher(monkeypatch) -> None:
     """Fail the test if the build loads the teacher (model or tokenizer) or runs its pass."""
-    import st_static.build.pipeline as pipeline_module
+    import st_static.pipeline.run as pipeline_module
 
     def fail(*args, **kwargs):
         pytest.fail("the teacher was loaded")
