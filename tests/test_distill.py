@@ -148,3 +148,34 @@ def test_a_loaded_teacher_named_dot_dot_is_saved_inside_the_scratch_folder(teach
     assert model.encode(["the cat sat"]).shape == (1, 8)
     # The scratch folder is gone and nothing was written next to it (the card template's private folder aside).
     assert [path.name for path in temporary.iterdir() if not path.name.startswith("st-static-card-")] == []
+
+
+def test_a_teacher_whose_model_type_transformers_lacks_names_the_release_it_needs(tmp_path, monkeypatch):
+    """nomic-embed-text-v1.5 is a ``nomic_bert`` model: an older transformers gets one clear error, up front."""
+    import json
+
+    from transformers.models.auto import configuration_auto
+
+    from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer
+
+    teacher = make_tiny_teacher(tmp_path)
+    config_file = teacher / "config.json"
+    config = json.loads(config_file.read_text())
+    config_file.write_text(json.dumps({**config, "model_type": "nomic_bert"}))
+    monkeypatch.delitem(configuration_auto.CONFIG_MAPPING_NAMES, "nomic_bert")
+    for load in (load_teacher_tokenizer, load_teacher):
+        with pytest.raises(
+            TeacherError, match=r"`nomic_bert` model, which the installed transformers .* transformers >= 5\.5\.0"
+        ):
+            load(str(teacher))
+
+
+def test_an_unknown_model_type_asks_for_a_newer_transformers(tmp_path, monkeypatch):
+    from transformers.models.auto import configuration_auto
+
+    from st_static.extraction.teacher_model import load_teacher_tokenizer
+
+    teacher = make_tiny_teacher(tmp_path)
+    monkeypatch.delitem(configuration_auto.CONFIG_MAPPING_NAMES, "bert")
+    with pytest.raises(TeacherError, match=r"`bert` model.*a newer transformers release that knows it"):
+        load_teacher_tokenizer(str(teacher))

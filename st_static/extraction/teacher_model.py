@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Model types some teachers need that older transformers releases lack: the first release that knows each (checked
+# against the PyPI wheels: transformers 5.4.0 has no models/nomic_bert, 5.5.0 has it).
+MODEL_TYPE_RELEASES: dict[str, str] = {"nomic_bert": "5.5.0"}
+
 
 def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
     """The teacher's Rust tokenizer, without loading the model weights (a quick check that the teacher exists).
@@ -33,6 +38,7 @@ def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
         raise TeacherError(f"Teacher {name_or_path}: no such folder, and not a Hub repo id (org/name).")
     if not os.path.exists(path):
         check_hub_teacher(name_or_path, path)
+    check_model_type(name_or_path, path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as error:
@@ -73,6 +79,59 @@ def check_tokenizer_size(name: object | None, tokenizer_size: int, embedding_row
             f"{embedding_rows:,} rows: the tokenizer files (tokenizer.json, vocab.txt, ...) are missing or belong "
             "to another model. Copy the teacher's own tokenizer files into its folder."
         )
+
+
+def _transformer_config(path: str) -> dict[str, Any] | None:
+    """The teacher transformer's ``config.json`` (local folder, or the Hugging Face cache), or ``None``."""
+    from huggingface_hub import try_to_load_from_cache
+
+    folder = "."
+    try:
+        if os.path.isdir(path):
+            modules_file = os.path.join(path, "modules.json")
+            if os.path.isfile(modules_file):
+                with open(modules_file, encoding="utf-8") as handle:
+                    modules = json.load(handle)
+                paths = [
+                    entry.get("path", "") for entry in modules if str(entry.get("type", "")).endswith("Transformer")
+                ]
+                folder = (paths[0] or ".") if paths else "."
+            config_file: str | None = os.path.join(path, folder, "config.json")
+        else:
+            cached = try_to_load_from_cache(path, "config.json")
+            config_file = cached if isinstance(cached, str) else None
+        if config_file is None or not os.path.isfile(config_file):
+            return None
+        with open(config_file, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None  # loading the teacher says what is wrong with its files
+    return config if isinstance(config, dict) else None
+
+
+def check_model_type(name: object, path: str) -> None:
+    """Refuse a teacher whose model type the installed transformers does not know, naming the release it needs.
+
+    Without this the load ends in transformers' own traceback ("... has model type `nomic_bert` but Transformers
+    does not recognize this architecture"), and only after the build has read and selected its corpus.
+
+    Raises:
+        TeacherError: If the teacher's ``config.json`` names a model type transformers lacks (and no remote code).
+    """
+    import transformers
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    config = _transformer_config(path)
+    model_type = config.get("model_type") if config else None
+    if not isinstance(model_type, str) or model_type in CONFIG_MAPPING_NAMES or "auto_map" in (config or {}):
+        return
+    release = MODEL_TYPE_RELEASES.get(model_type)
+    needed = f"transformers >= {release}" if release else "a newer transformers release that knows it"
+    install = f"pip install -U 'transformers>={release}'" if release else "pip install -U transformers"
+    raise TeacherError(
+        f"The teacher {name} is a `{model_type}` model, which the installed transformers {transformers.__version__} "
+        f"does not know: it needs {needed} ({install})."
+    )
 
 
 def check_hub_teacher(name: object, repo_id: str) -> None:
@@ -150,6 +209,7 @@ def load_teacher(
         model_arguments["model_kwargs"] = {"dtype": torch.bfloat16, **model_arguments.get("model_kwargs", {})}
     if not os.path.exists(path) and is_repo_id(path):
         check_hub_teacher(name_or_path, path)
+    check_model_type(name_or_path, path)
     try:
         teacher = SentenceTransformer(path, device=device, **model_arguments)
     except (OSError, ValueError) as error:
