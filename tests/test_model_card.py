@@ -406,3 +406,19 @@ def test_metadata_holding_backticks_and_html_stays_inside_the_cards_code(describ
     assert f'<code class="language-bash">{escaped}\n</code>' in html  # the whole command, in one code block
     for text in ("&lt;b&gt;corpus&lt;/b&gt;", "&lt;i&gt;query&lt;/i&gt;", "&lt;img src=x onerror=alert(2)&gt;"):
         assert re.search(rf"<code>[^<]*{re.escape(text)}[^<]*</code>", html), text
+
+
+def test_card_states_the_build_time_and_machine_from_stage_scores(described_model, tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    record = {"seconds": {"extraction": 2900.4, "completion": 171, "pca": 9, "distillation": 240}, "machine": "CPU X"}
+    (folder / "stage_scores.json").write_text(json.dumps(record), encoding="utf-8")
+    card = save_with_evaluation(described_model, folder)
+    assert "Build time: 55 min on CPU X (extraction 2,900 s, completion 171 s, PCA 9 s, distillation 240 s)." in card
+
+
+def test_card_without_a_build_record_says_nothing_of_build_time(described_model, tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "stage_scores.json").write_text('{"seconds": "broken"}', encoding="utf-8")
+    assert "Build time" not in save_with_evaluation(described_model, folder)

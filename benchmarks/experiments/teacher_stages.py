@@ -6,6 +6,11 @@
         --variant "nomic, clustering prompt|teacher=TEACHERS/nomic-embed-text-v1.5,prompt=clustering: " \
         --set complete_words=0 --output benchmarks/results/DATE-teacher-stages.md
 
+A full build's work folder (``st-static build --out DIR``: ``--work DIR.work``) is scored without a new teacher pass
+when the variant repeats the build's settings (its ``--corpus`` files, ``--set leave_out_sources=["chitchat"]``):
+every stage is taken from the cache; a variant that changes only later settings (``dim``, ``steps``) reruns only
+those stages.
+
 Each variant is ``st_static.distill`` over one shared stage cache with an evaluator that scores every stage: the STS
 dev sets (and stsb-en-test, reported only) and the English task files' dev halves (test halves reported only),
 as ``benchmarks.task_levers`` cuts them. Answers whether a teacher's word vectors carry topics right after
@@ -29,7 +34,7 @@ STAGES = ("extraction", "completion", "pca", "distillation")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--corpus", action="append", required=True, help="repeat it to read several files as one")
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--set", default="", help="name=value,... shared by every variant")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -227,6 +228,39 @@ def speed_facts(metadata: ModelMetadata) -> dict[str, str] | None:
     if speed.command:
         facts["command"] = inline_code(speed.command)
     return facts
+
+
+STAGE_SCORES_JSON = "stage_scores.json"  # written next to a built model by st_static.pipeline.publish
+
+
+def build_facts(folder: str | os.PathLike[str] | None) -> dict[str, str] | None:
+    """What the build cost, from the folder's ``stage_scores.json``: total time, seconds per stage, the machine.
+
+    ``None`` when the folder has no such record (a model saved by hand, an ensemble) or it records no seconds. The
+    seconds are those the publishing run spent: a build resumed from a filled work folder records only what it redid.
+    """
+    path = Path(folder) / STAGE_SCORES_JSON if folder is not None else None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    seconds = record.get("seconds") if isinstance(record, dict) else None
+    if not isinstance(seconds, dict) or not seconds:
+        return None
+    stages = {
+        ("PCA" if stage == "pca" else str(stage)): value
+        for stage, value in seconds.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    if not stages:
+        return None
+    total = sum(stages.values())
+    machine = record.get("machine")
+    return {
+        "total": f"{total / 60:.0f} min" if total >= 60 else f"{total:.0f} s",
+        "stages": ", ".join(f"{stage} {value:,.0f} s" for stage, value in stages.items()),
+        "machine": machine if isinstance(machine, str) and machine else "an unrecorded machine",
+    }
 
 
 def license_facts(metadata: ModelMetadata, teacher: TeacherInfo) -> tuple[str | None, str, list[str]]:

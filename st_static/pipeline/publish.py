@@ -24,6 +24,7 @@ from st_static.evaluation.report import (
 from st_static.files import check_destination, folder_lock, staged_folder, write_text_atomically
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import holds_st_static_output, load_model, write_model
+from st_static.model_card.speed import machine_description
 from st_static.pipeline.run import TRAINING_FOLDER, Evaluator, PipelineResult, run_pipeline
 from st_static.settings import BuildSettings
 from st_static.training.records import CURVE_FILE_NAME
@@ -105,7 +106,12 @@ def publish(result: PipelineResult, output: Path, *, inputs: list[str] | None = 
         if final_scores is not None:
             write_json(evaluation_document(output.name, final_scores), staging / "evaluation.json")
             write_json(
-                {"stages": result.stage_scores, "seconds": result.seconds, "vocabulary": result.vocabulary},
+                {
+                    "stages": result.stage_scores,
+                    "seconds": result.seconds,
+                    "machine": machine_description(),
+                    "vocabulary": result.vocabulary,
+                },
                 staging / f"{STAGE_SCORES_FILE_NAME}.json",
             )
             write_text_atomically(
