@@ -9,7 +9,7 @@
 A full build's work folder (``st-static build --out DIR``: ``--work DIR.work``) is scored without a new teacher pass
 when the variant repeats the build's settings (its ``--corpus`` files, ``--set leave_out_sources=["chitchat"]``):
 every stage is taken from the cache; a variant that changes only later settings (``dim``, ``steps``) reruns only
-those stages.
+those stages. A variant's ``work=FOLDER`` scores another build's work folder in the same table.
 
 Each variant is ``st_static.distill`` over one shared stage cache with an evaluator that scores every stage: the STS
 dev sets (and stsb-en-test, reported only) and the English task files' dev halves (test halves reported only),
@@ -56,11 +56,12 @@ def main() -> None:
     for variant in arguments.variant:
         name, _, values = variant.partition("|")
         overrides = {**parse_settings([arguments.set]), **parse_settings([values])}
+        work = Path(str(overrides.pop("work", arguments.work)))
         settings = BuildSettings.from_flat(corpus=arguments.corpus, **overrides)
         started = time.perf_counter()
-        arguments.work.mkdir(parents=True, exist_ok=True)
-        with folder_lock(arguments.work):
-            result = run_pipeline(settings, arguments.work, evaluate=evaluate)
+        work.mkdir(parents=True, exist_ok=True)
+        with folder_lock(work):
+            result = run_pipeline(settings, work, evaluate=evaluate)
         for stage, scores in result.stage_scores.items():
             row = {
                 "variant": name,
