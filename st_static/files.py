@@ -141,6 +141,17 @@ def write_json_atomically(path: PathLike, document: Any, **dumps_arguments: Any)
 
 
 # ---------------------------------------------------------------------------------------------------- destinations
+SYSTEM_FOLDERS = (
+    *("/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt"),
+    *("/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr", "/var", "/usr/local", "/usr/bin"),
+    *("/usr/lib", "/usr/share", "/var/cache", "/var/lib", "/var/log", "/var/tmp", "/Applications", "/Library"),
+    *("/System", "/Users", "/Volumes", "/private", "/private/tmp", "/private/var", "/cores"),
+)
+"""Folders of the operating system: never an output, even with ``force``."""
+HOME_FOLDERS = (".cache", ".config", ".local", ".local/share", ".ssh", ".gnupg", ".cache/huggingface")
+"""Folders of the home folder that programs keep their own files in: never an output, even with ``force``."""
+
+
 def _protected_folders() -> list[Path]:
     """Folders that are never an output: the current folder, home, the root, and every folder above them."""
     protected: set[Path] = set()
@@ -148,6 +159,18 @@ def _protected_folders() -> list[Path]:
         anchor = anchor.resolve()
         protected.update([anchor, *anchor.parents])
     return sorted(protected)
+
+
+def _system_folders() -> set[Path]:
+    """Folders of the system and of programs (:data:`SYSTEM_FOLDERS`, :data:`HOME_FOLDERS`, the temporary
+    folder, Python's prefixes, the Hugging Face cache), resolved."""
+    home = Path.home()
+    folders = [*map(Path, SYSTEM_FOLDERS), *(home / name for name in HOME_FOLDERS), Path(tempfile.gettempdir())]
+    folders += [Path(prefix) for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
+    folders += [
+        Path(os.environ[name]) for name in ("HF_HOME", "HF_HUB_CACHE", "XDG_CACHE_HOME") if os.environ.get(name)
+    ]
+    return {folder.expanduser().resolve() for folder in folders}
 
 
 def _kind_of(path: Path) -> str | None:
@@ -220,7 +243,8 @@ def check_destination(
     Allowed: a path that does not exist, an empty folder, a folder ``replaceable`` accepts (an earlier st-static
     output), or, with ``force``, any other folder. Never allowed, even with ``force``: an empty path, a file (or a
     device, pipe or socket), a symbolic link, the current folder, the home folder or a folder above either, a
-    folder that contains one of ``inputs`` (the corpus, the teacher, the models being read, ...) or lies inside an
+    folder of the system or of other programs (``/etc``, ``/usr``, ``~/.cache``, Python's prefix, ...), a folder
+    that contains one of ``inputs`` (the corpus, the teacher, the models being read, ...) or lies inside an
     input folder, and a path whose folder cannot be written (a missing parent is created later).
 
     Raises:
@@ -236,6 +260,11 @@ def check_destination(
         raise UnsafeDestinationError(
             f"{given} is {target}, which holds the current folder or the home folder; give a new folder for the "
             f"{what} (e.g. {given / 'my-model'})."
+        )
+    if target in _system_folders():
+        raise UnsafeDestinationError(
+            f"{given} is {target}, a folder of the system or of other programs, never an output (not even with "
+            f"--force); give a new folder for the {what} (e.g. {given / 'my-model'})."
         )
     if target.exists() and not target.is_dir():
         kind = _kind_of(target) or "a file"
