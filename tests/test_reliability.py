@@ -191,9 +191,9 @@ def test_stale_staging_folders_of_dead_processes_are_removed(word_model, tmp_pat
 KILLED_BETWEEN_RENAMES = textwrap.dedent(
     """
     import os, signal, sys
-    import st_static.files as files
+    import st_static.files.swaps as swaps
     from st_static import load_model, save_model
-    files._exchange = lambda first, second: False   # the two-rename path of systems without an atomic exchange
+    swaps._exchange = lambda first, second: False   # the two-rename path of systems without an atomic exchange
     real_rename = os.rename
     def rename(source, destination):
         real_rename(source, destination)
@@ -322,7 +322,8 @@ def test_a_teacher_without_its_tokenizer_files_is_refused_before_its_pass(teache
 def test_a_loaded_teacher_without_its_tokenizer_is_refused(teacher, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from st_static.teachers import TeacherError, check_teacher
+    from st_static.extraction.teacher_model import check_teacher
+    from st_static.teachers import TeacherError
 
     check_teacher(SentenceTransformer(str(teacher), device="cpu"))  # the whole teacher passes
     loaded = SentenceTransformer(str(teacher_without_tokenizer(teacher, tmp_path / "teacher")), device="cpu")
@@ -376,19 +377,19 @@ def test_a_failed_atomic_write_is_an_output_write_error_and_keeps_the_old_file(t
 def test_card_on_a_read_only_folder_is_one_error_line(word_model, tmp_path, monkeypatch):
     import errno
 
-    import st_static.files as files
+    import st_static.files.atomic as atomic
 
     model = save_model(word_model, tmp_path / "model")
     card = (model / "README.md").read_text()
 
-    apply_umask_modes = files.apply_umask_modes
+    apply_umask_modes = atomic.apply_umask_modes
 
     def read_only_model_folder(path):
         if Path(path).parent == model:
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         apply_umask_modes(path)
 
-    monkeypatch.setattr(files, "apply_umask_modes", read_only_model_folder)
+    monkeypatch.setattr(atomic, "apply_umask_modes", read_only_model_folder)
     assert_one_error_line(runner.invoke(app, ["card", str(model)]), "README.md: Read-only file system")
     assert (model / "README.md").read_text() == card
 
@@ -396,7 +397,7 @@ def test_card_on_a_read_only_folder_is_one_error_line(word_model, tmp_path, monk
 def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
     import errno
 
-    import st_static.files as files
+    import st_static.files.locks as locks
     from st_static.errors import OutputWriteError
 
     class ReadOnlyLock:
@@ -408,7 +409,7 @@ def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
         def acquire(self):
             raise OSError(errno.EROFS, "Read-only file system", self.path)
 
-    monkeypatch.setattr(files, "FileLock", ReadOnlyLock)
+    monkeypatch.setattr(locks, "FileLock", ReadOnlyLock)
     message = r"Cannot write the working folder .*out\.work: Read-only file system"
     with pytest.raises(OutputWriteError, match=message), folder_lock(tmp_path / "out.work"):
         pytest.fail("the block ran")
