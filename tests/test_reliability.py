@@ -17,6 +17,7 @@ import pytest
 from safetensors import SafetensorError
 from typer.testing import CliRunner
 
+import st_static
 import st_static.extraction.stages as stages_module
 from st_static import save_model
 from st_static.cli import app
@@ -413,3 +414,63 @@ def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
     message = r"Cannot write the working folder .*out\.work: Read-only file system"
     with pytest.raises(OutputWriteError, match=message), folder_lock(tmp_path / "out.work"):
         pytest.fail("the block ran")
+
+
+# ------------------------------------------------------------------------------------------ work folders (issue 46)
+def test_a_work_dir_through_a_symbolic_link_is_refused_and_nothing_is_written_through_it(teacher, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    with pytest.raises(UnsafeDestinationError, match="is a symbolic link"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m", work_dir=tmp_path / "link")
+    assert list(real.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["user folder", "model folder"])
+def test_a_non_empty_folder_that_is_no_work_folder_is_refused_as_work_dir(teacher, word_model, tmp_path, kind):
+    folder = tmp_path / "folder"
+    if kind == "model folder":
+        save_model(word_model, folder)
+    else:
+        folder.mkdir()
+        (folder / "notes.txt").write_text("mine")
+    before = sorted(path.name for path in folder.iterdir())
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    with pytest.raises(UnsafeDestinationError, match="not an st-static work folder"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m", work_dir=folder)
+    with pytest.raises(UnsafeDestinationError, match="not an st-static work folder"):
+        st_static.distill(str(teacher), corpus, work_dir=folder)
+    assert sorted(path.name for path in folder.iterdir()) == before
+
+
+def test_distill_checks_its_work_dir_as_a_build_does(teacher, tmp_path, monkeypatch):
+    corpus = tmp_path / "data" / "corpus.txt"
+    corpus.parent.mkdir()
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnsafeDestinationError, match="is a file, not a folder"):
+        st_static.distill(str(teacher), corpus, work_dir=tmp_path / "a-file")
+    with pytest.raises(UnsafeDestinationError, match="holds the current folder"):
+        st_static.distill(str(teacher), corpus, work_dir=".")
+    with pytest.raises(UnsafeDestinationError, match="an input of this run"):
+        st_static.distill(str(teacher), corpus, work_dir=corpus.parent)
+    assert sorted(path.name for path in corpus.parent.iterdir()) == ["corpus.txt"]
+
+
+def test_failed_checks_leave_no_empty_work_folder(teacher, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat\nsat\n")
+    with pytest.raises(StStaticError, match="only 2 sentence"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["corpus.txt"]
+    with pytest.raises(StStaticError, match="only 2 sentence"):
+        st_static.distill(str(teacher), corpus, work_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+    (tmp_path / "empty").mkdir()  # a folder the caller made stays
+    with pytest.raises(StStaticError, match="only 2 sentence"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m", work_dir=tmp_path / "empty")
+    assert (tmp_path / "empty").is_dir()

@@ -45,7 +45,7 @@ from st_static.files.destinations import (
     check_destination,
     check_file_destination,
 )
-from st_static.files.locks import LOCK_FILE_NAME, folder_lock
+from st_static.files.locks import LOCK_FILE_NAME, check_work_folder, folder_lock, is_work_folder
 from st_static.files.swaps import carry_over, publish_folder, recover_interrupted_swaps, staged_folder
 
 __all__ = [
@@ -58,10 +58,12 @@ __all__ = [
     "carry_over",
     "check_destination",
     "check_file_destination",
+    "check_work_folder",
     "content_digest",
     "current_umask",
     "file_sha256",
     "folder_lock",
+    "is_work_folder",
     "publish_folder",
     "recover_interrupted_swaps",
     "staged_folder",
