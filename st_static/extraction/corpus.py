@@ -60,7 +60,7 @@ class CorpusFiles:
             if not (self.source_filter.active and sources.is_file()):
                 yield from iter_sentences(path)
                 continue
-            with path.open("rb") as lines, sources.open(encoding="utf-8") as names:
+            with path.open("rb") as lines, sources.open(encoding="utf-8-sig") as names:  # a BOM is no source
                 for raw, name in zip(lines, names, strict=False):
                     if not self.source_filter.kept(name.strip()) or b"\0" in raw:
                         continue

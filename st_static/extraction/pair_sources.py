@@ -79,7 +79,7 @@ def read_sources(path: str | os.PathLike[str], rows: int, unit: str = "row") -> 
     if not sources_path.is_file():
         return None
     try:
-        text = sources_path.read_text(encoding="utf-8")
+        text = sources_path.read_text(encoding="utf-8-sig")  # a leading byte-order mark is no part of line 1
     except UnicodeDecodeError as error:
         raise PairSourceError(f"{sources_path}: not UTF-8 text ({error.reason} at byte {error.start}).") from None
     lines = text.split("\n")
