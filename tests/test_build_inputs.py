@@ -183,3 +183,45 @@ def test_dim_and_the_removed_components_are_checked_against_the_teacher_before_i
     assert "use --dim 99 or less, or --removed-components 0" in result.output
     result = runner.invoke(app, [*arguments, "--dim", "98", "--removed-components", "3"])
     assert_one_error_line(result, "error: --dim 98 after removing 3 leading component(s) needs 101 dimensions")
+
+
+# ------------------------------------------------------------------------ messages that name the right thing
+def test_a_source_filter_without_any_source_file_names_the_corpus_files(teacher, tmp_path, no_teacher):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n", encoding="utf-8")
+    result = runner.invoke(app, [*build_arguments(teacher, corpus, tmp_path / "m"), "--leave-out-sources", "chat"])
+    assert_one_error_line(result, "error: --leave-out-sources chat: none of the corpus files (corpus.txt) has an")
+    assert "pair files" not in result.output and "()" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("en\n" + "the cat\n" * 12, "expected at least two tab-separated columns"),
+        ("en\tother\n", "en-de.tsv: no rows"),
+        ("en\tother\tsource\ncat\tkatze\tx\ndog\thund\ty\n", "only 2 translation pair(s) have text on both sides"),
+    ],
+    ids=["one column", "header only", "three columns"],
+)
+def test_a_short_or_malformed_pair_file_is_reported_as_pairs(teacher, tmp_path, no_teacher, content, message):
+    parallel = tmp_path / "en-de.tsv"
+    parallel.write_text(content, encoding="utf-8")
+    arguments = ["build", "--teacher", str(teacher), "--parallel", str(parallel), "--languages", "en,de"]
+    result = runner.invoke(app, [*arguments, "--out", str(tmp_path / "m"), "--dim", "8"])
+    assert_one_error_line(result, message)
+    assert "sentence(s)" not in result.output
+
+
+def test_a_corpus_with_cr_line_endings_is_told_so(teacher, tmp_path, no_teacher):
+    corpus = tmp_path / "mac.txt"
+    corpus.write_bytes("\r".join(TINY_CORPUS * 3).encode() + b"\r")
+    result = runner.invoke(app, build_arguments(teacher, corpus, tmp_path / "m"))
+    assert_one_error_line(result, "ends its lines with CR (\\r) alone, not LF (\\n)")
+
+
+@pytest.mark.parametrize("value", [",", " , ,"])
+def test_a_source_option_that_names_nothing_is_refused(teacher, tmp_path, no_teacher, value):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n", encoding="utf-8")
+    result = runner.invoke(app, [*build_arguments(teacher, corpus, tmp_path / "m"), "--keep-sources", value])
+    assert_one_error_line(result, f"error: --keep-sources {value!r} names no value")

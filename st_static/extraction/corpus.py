@@ -123,6 +123,13 @@ def _utf16_bom(path: Path) -> bool:
     return start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or (len(start) == 4 and start[1::2] == b"\0\0")
 
 
+def _cr_line_endings(path: Path) -> bool:
+    """Whether the file's lines end with CR alone (classic Mac OS): its start has CRs between texts and no LF."""
+    with path.open("rb") as handle:
+        start = handle.read(1 << 16)
+    return b"\n" not in start and sum(1 for part in start.split(b"\r") if part.strip()) > 1
+
+
 def _file_lines(path: Path, skipped: list[int]) -> Iterator[str]:
     """The decoded lines of a UTF-8 file; lines with invalid bytes or NUL bytes (no text has them: binary data)
     are counted in ``skipped[0]`` and left out."""
@@ -203,8 +210,8 @@ def _json_records(path: Path) -> str | None:
 
 
 def check_corpus_source(source: CorpusSource) -> None:
-    """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16 or JSON, or a corpus
-    given in memory cannot be read twice (a generator)."""
+    """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16, JSON or has CR-only line
+    endings, or a corpus given in memory cannot be read twice (a generator)."""
     if isinstance(source, CorpusFiles):
         for path in source.paths:
             check_corpus_source(path)
@@ -221,6 +228,11 @@ def check_corpus_source(source: CorpusSource) -> None:
         if _utf16_bom(path):
             raise CorpusError(
                 f"Corpus file {path} looks like UTF-16; convert it to UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)."
+            )
+        if _cr_line_endings(path):
+            raise CorpusError(
+                f"Corpus file {path} ends its lines with CR (\\r) alone, not LF (\\n): it would read as one line. "
+                "Convert its line endings first (e.g. tr '\\r' '\\n' < OLD > NEW, or mac2unix FILE)."
             )
         records = _json_records(path)
         if records is not None:

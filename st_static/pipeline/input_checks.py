@@ -59,10 +59,10 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
     for path in pair_files:  # readable text, then a header and rows of at least two columns
         check_corpus(path, name=Path(path).name, min_sentences=1)
         read_translation_pairs(path)
-    corpus_filtered = check_corpus_sources(corpus_paths(corpus) if corpus is not None else [], source_filter)
-    check_pair_sources(
-        parallel_files, source_filter, list((settings.extra_pairs or {}).values()), bool(corpus_filtered)
-    )
+    paths = corpus_paths(corpus) if corpus is not None else []
+    corpus_filtered = check_corpus_sources(paths, source_filter)
+    extra = list((settings.extra_pairs or {}).values())
+    check_pair_sources(parallel_files, source_filter, extra, bool(corpus_filtered), corpus_paths=paths)
     sentences = report.sentences if report is not None else None
     if isinstance(corpus, CorpusFiles) and corpus.source_filter.active:  # what the build reads: the kept lines
         sentences = sum(1 for _ in corpus)
