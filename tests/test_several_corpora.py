@@ -162,3 +162,15 @@ def test_a_byte_order_mark_is_no_part_of_the_first_source_name(tmp_path):
     pairs.write_text("en\tother\nthe cat\tdie katze\nthe dog\tder hund\n", encoding="utf-8")
     (tmp_path / "en-de.source.txt").write_text("\ufeffddtp\nlohelp\n", encoding="utf-8")
     assert read_pairs(pairs, SourceFilter.of(["ddtp"], None)) == [("the cat", "die katze")]
+
+
+def test_one_file_through_a_hard_link_is_given_twice(tmp_path):
+    first, _, _ = _halves(tmp_path)
+    (tmp_path / "hard.txt").hardlink_to(first)
+    with pytest.raises(CorpusError, match=r"hard\.txt is given twice \(also as .*a\.txt\)"):
+        corpus_files([first, tmp_path / "hard.txt"])
+    pairs = tmp_path / "en-de.tsv"
+    pairs.write_text("en\tother\nthe cat\tdie katze\n", encoding="utf-8")
+    (tmp_path / "same.tsv").hardlink_to(pairs)
+    with pytest.raises(StStaticError, match=r"same\.tsv is given twice"):
+        BuildSettings(parallel=[f"de={pairs}", f"de={tmp_path / 'same.tsv'}"], languages=["en", "de"])

@@ -16,7 +16,7 @@ from typing import Any
 from st_static.data_files import DataFormatError, read_translation_pairs
 from st_static.errors import StStaticError
 from st_static.extraction.pair_sources import SourceFilter, source_file
-from st_static.files import content_digest
+from st_static.files import content_digest, file_key
 from st_static.model.languages import (
     JAPANESE_LANGUAGES,
     KANA_RANGES,
@@ -86,12 +86,12 @@ def corpus_files(
     listed = [Path(path) for path in paths]
     if not listed:
         raise CorpusError("No corpus file given.")
-    seen: dict[Path, Path] = {}
+    seen: dict[tuple[int, int] | str, Path] = {}
     for path in listed:
-        resolved = path.resolve()
-        if resolved in seen:
-            raise CorpusError(f"Corpus file {path} is given twice (also as {seen[resolved]}).")
-        seen[resolved] = path
+        key = file_key(path)  # a link (hard or symbolic) to a file given before is that file again
+        if key in seen:
+            raise CorpusError(f"Corpus file {path} is given twice (also as {seen[key]}).")
+        seen[key] = path
     filtered = source_filter is not None and source_filter.active and any(source_file(p).is_file() for p in listed)
     if len(listed) == 1 and not filtered:
         return str(listed[0])

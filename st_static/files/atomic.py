@@ -116,3 +116,13 @@ def file_sha256(path: PathLike) -> str:
 def content_digest(path: PathLike) -> str:
     """``size:sha256`` of a file's bytes: a cache key that changes when the content does, wherever the file is."""
     return f"{Path(path).stat().st_size}:{file_sha256(path)}"
+
+
+def file_key(path: PathLike) -> tuple[int, int] | str:
+    """What tells files apart: device and inode of an existing file (every name of one file, hard links included,
+    gives the same key), else its real path."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return (info.st_dev, info.st_ino)
