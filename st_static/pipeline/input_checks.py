@@ -71,8 +71,8 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
                 f"{corpus_name(corpus)}: {corpus.source_filter.describe()} keeps only {sentences} sentence(s); at "
                 f"least {MIN_CORPUS_SENTENCES} are needed. Loosen the patterns or add corpus files."
             )
-    for language, paths in parallel_files.items():
-        _check_pair_count(language, paths, source_filter)
+    for language, files in parallel_files.items():
+        _check_pair_count(language, files, source_filter)
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
     if settings.passages:  # missing, empty, binary, UTF-16 or JSON: refused before the teacher pass
