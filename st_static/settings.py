@@ -15,6 +15,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from st_static.errors import StStaticError
+from st_static.files import file_key
 from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
 
@@ -369,12 +370,12 @@ class BuildSettings:
                     f"--parallel names no file pairing {self.languages[0]} with {', '.join(missing)} (give "
                     f"{missing[0]}=FILE, or leave the language out of --languages)."
                 )
-        seen: dict[str, str] = {}
+        seen: dict[tuple[int, int] | str, str] = {}
         for path in (path for paths in files.values() for path in paths):
-            resolved = os.path.realpath(path)
-            if resolved in seen:
-                raise SettingsError(f"--parallel: {path} is given twice (also as {seen[resolved]}).")
-            seen[resolved] = path
+            key = file_key(path)  # a link (hard or symbolic) to a file given before is that file again
+            if key in seen:
+                raise SettingsError(f"--parallel: {path} is given twice (also as {seen[key]}).")
+            seen[key] = path
         return files
 
     @property

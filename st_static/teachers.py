@@ -15,7 +15,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from st_static.errors import StStaticError
 
@@ -247,25 +246,3 @@ def describe_license(name_or_path: str | os.PathLike[str] | None) -> str | None:
 
         return (metadata_load(readme) or {}).get("license")
     return None
-
-
-# Re-export: the names below moved to st_static.extraction.teacher_model and stay importable from here. That
-# module imports this one, so they are imported on first use (module ``__getattr__``), keeping imports one way.
-_TEACHER_MODEL_NAMES = frozenset(
-    {
-        "check_hub_teacher",
-        "check_teacher",
-        "check_tokenizer_size",
-        "load_teacher",
-        "load_teacher_tokenizer",
-        "sentence_head",
-        "teacher_precision",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    """A name moved to :mod:`st_static.extraction.teacher_model`, imported from there on first use."""
-    if name in _TEACHER_MODEL_NAMES:
-        return getattr(importlib.import_module("st_static.extraction.teacher_model"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

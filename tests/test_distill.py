@@ -113,7 +113,7 @@ def test_an_uncached_hub_teacher_fails_at_once_without_the_hubs_retries(monkeypa
     from huggingface_hub import constants
     from huggingface_hub.errors import RepositoryNotFoundError
 
-    from st_static.teachers import load_teacher_tokenizer
+    from st_static.extraction.teacher_model import load_teacher_tokenizer
 
     def never(*args, **kwargs):
         pytest.fail("the model was loaded from the Hub after the Hub was found unreachable or without it")

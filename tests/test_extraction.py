@@ -32,9 +32,9 @@ from st_static.extraction import (
 )
 from st_static.extraction.extract import plan_batches, teacher_token_counts
 from st_static.extraction.stages import ExtractionStage
+from st_static.extraction.teacher_model import load_teacher, teacher_precision
 from st_static.model.tokenization import build_word_tokenizer
 from st_static.settings import ReductionSettings
-from st_static.teachers import load_teacher, teacher_precision
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 

@@ -38,12 +38,23 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif is_import_call(node):  # importlib.import_module("st_static.x"): an import made on first use
+            names = [node.args[0].value]
         for name in names:
             while name and name not in known:
                 name = name.rpartition(".")[0]
             if name.startswith("st_static"):
                 found.add(name)
     return found
+
+
+def is_import_call(node: ast.AST) -> bool:
+    """Whether ``node`` is ``importlib.import_module("...")`` (or ``import_module("...")``) with a constant name."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+        return False
+    function = node.func
+    name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+    return name in ("import_module", "__import__") and isinstance(node.args[0].value, str)
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -85,6 +96,16 @@ def test_no_module_imports_its_way_back_to_itself():
 
 def test_the_graph_search_finds_a_planted_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_imports_made_on_first_use_are_edges_of_the_graph(tmp_path):
+    module = tmp_path / "lazy.py"
+    module.write_text(
+        "import importlib\n\ndef __getattr__(name):\n"
+        "    return getattr(importlib.import_module('st_static.extraction.teacher_model'), name)\n"
+    )
+    known = {"st_static", "st_static.extraction", "st_static.extraction.teacher_model"}
+    assert imported_modules(module, known) == {"st_static.extraction.teacher_model"}
 
 
 @pytest.mark.parametrize("order", ["forward", "backward"])

@@ -271,3 +271,44 @@ def test_info_prints_a_complete_model(folder):
     assert result.exit_code == 0
     assert json.loads(result.output)["num_words"] == 14
     assert np.isfinite(load_model(folder).encode(["the cat"])).all()
+
+
+# ------------------------------------------------------------------------- issue 46: format, links, model2vec
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [(99, "format_version 99, written by a newer st-static"), ("1", "format_version '1' is no format"), (0, "is no")],
+)
+def test_an_unknown_format_version_is_refused(folder, version, message):
+    config = read_json(folder / "st_static_config.json")
+    config["format_version"] = version
+    write_json(folder / "st_static_config.json", config)
+    with pytest.raises(ModelFolderError, match=message):
+        load_model(folder)
+    result = CliRunner().invoke(app, ["info", str(folder)])
+    assert result.exit_code == 1 and message.split(",")[0] in result.output
+
+
+def test_a_module_folder_that_leads_out_of_the_model_folder_is_refused(folder, tmp_path):
+    outside = tmp_path / "elsewhere"
+    (folder / "1_Normalize").rename(outside)  # the same folder, now reached through a link
+    (folder / "1_Normalize").symlink_to(outside)
+    with pytest.raises(ModelFolderError, match=r"1_Normalize leads out of the model folder"):
+        load_model(folder)
+    (folder / "1_Normalize").unlink()
+    (folder / "1_Normalize").symlink_to("/etc")
+    result = CliRunner().invoke(app, ["info", str(folder)])
+    assert result.exit_code == 1 and "leads out of the model folder (to /etc)" in result.output
+
+
+def test_a_model2vec_folder_is_called_one_with_the_way_to_convert_it(folder):
+    for name in ("modules.json", "st_static_config.json", "config_sentence_transformers.json", "README.md"):
+        (folder / name).unlink()
+    for entry in folder.glob("1_*"):
+        for child in entry.iterdir():
+            child.unlink()
+        entry.rmdir()
+    assert sorted(path.name for path in folder.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
+    with pytest.raises(ModelFolderError, match="a model2vec folder") as caught:
+        load_model(folder)
+    assert "interrupted save" not in str(caught.value)
+    assert "StaticEmbedding.from_model2vec(" in str(caught.value)

@@ -204,3 +204,36 @@ def test_build_refuses_an_output_inside_its_evaluation_data_before_any_work(data
     null_device(tmp_path / "device")
     result = runner.invoke(app, [*arguments, "--out", str(tmp_path / "device")])
     assert "is a character device, not a folder" in result.output.strip().splitlines()[-1]
+
+
+# ------------------------------------------------------------------------------- system folders (issue 46)
+@pytest.mark.parametrize("folder", ["/etc", "/usr", "/var", "/opt", "/usr/local", "~/.cache", "~/.config", "prefix"])
+def test_force_never_makes_a_system_folder_an_output(tmp_path, monkeypatch, folder):
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    (home / ".config").mkdir()
+    (home / ".cache" / "some-program").write_text("kept")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    import sys
+
+    destination = sys.prefix if folder == "prefix" else folder
+    if not Path(destination).expanduser().exists():
+        pytest.skip(f"{destination} is not on this system")
+    with pytest.raises(UnsafeDestinationError, match="a folder of the system or of other programs"):
+        check_destination(destination, force=True)  # the check only: nothing is written even on failure
+
+
+def test_force_never_makes_an_ancestor_of_home_or_of_an_input_an_output(tmp_path, monkeypatch):
+    home = tmp_path / "users" / "me"
+    home.mkdir(parents=True)
+    corpus = tmp_path / "data" / "texts" / "corpus.txt"
+    corpus.parent.mkdir(parents=True)
+    corpus.write_text("a line\n")
+    monkeypatch.setenv("HOME", str(home))
+    with pytest.raises(UnsafeDestinationError, match="holds the current folder or the home folder"):
+        check_destination(tmp_path / "users", force=True)
+    for ancestor in (corpus.parent, tmp_path / "data"):
+        with pytest.raises(UnsafeDestinationError, match="an input of this run"):
+            check_destination(ancestor, force=True, inputs=[corpus])
+    assert check_destination(tmp_path / "new", force=True) == (tmp_path / "new").resolve()

@@ -17,6 +17,7 @@ import pytest
 from safetensors import SafetensorError
 from typer.testing import CliRunner
 
+import st_static
 import st_static.extraction.stages as stages_module
 from st_static import save_model
 from st_static.cli import app
@@ -191,9 +192,9 @@ def test_stale_staging_folders_of_dead_processes_are_removed(word_model, tmp_pat
 KILLED_BETWEEN_RENAMES = textwrap.dedent(
     """
     import os, signal, sys
-    import st_static.files as files
+    import st_static.files.swaps as swaps
     from st_static import load_model, save_model
-    files._exchange = lambda first, second: False   # the two-rename path of systems without an atomic exchange
+    swaps._exchange = lambda first, second: False   # the two-rename path of systems without an atomic exchange
     real_rename = os.rename
     def rename(source, destination):
         real_rename(source, destination)
@@ -322,7 +323,8 @@ def test_a_teacher_without_its_tokenizer_files_is_refused_before_its_pass(teache
 def test_a_loaded_teacher_without_its_tokenizer_is_refused(teacher, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from st_static.teachers import TeacherError, check_teacher
+    from st_static.extraction.teacher_model import check_teacher
+    from st_static.teachers import TeacherError
 
     check_teacher(SentenceTransformer(str(teacher), device="cpu"))  # the whole teacher passes
     loaded = SentenceTransformer(str(teacher_without_tokenizer(teacher, tmp_path / "teacher")), device="cpu")
@@ -376,19 +378,19 @@ def test_a_failed_atomic_write_is_an_output_write_error_and_keeps_the_old_file(t
 def test_card_on_a_read_only_folder_is_one_error_line(word_model, tmp_path, monkeypatch):
     import errno
 
-    import st_static.files as files
+    import st_static.files.atomic as atomic
 
     model = save_model(word_model, tmp_path / "model")
     card = (model / "README.md").read_text()
 
-    apply_umask_modes = files.apply_umask_modes
+    apply_umask_modes = atomic.apply_umask_modes
 
     def read_only_model_folder(path):
         if Path(path).parent == model:
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         apply_umask_modes(path)
 
-    monkeypatch.setattr(files, "apply_umask_modes", read_only_model_folder)
+    monkeypatch.setattr(atomic, "apply_umask_modes", read_only_model_folder)
     assert_one_error_line(runner.invoke(app, ["card", str(model)]), "README.md: Read-only file system")
     assert (model / "README.md").read_text() == card
 
@@ -396,7 +398,7 @@ def test_card_on_a_read_only_folder_is_one_error_line(word_model, tmp_path, monk
 def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
     import errno
 
-    import st_static.files as files
+    import st_static.files.locks as locks
     from st_static.errors import OutputWriteError
 
     class ReadOnlyLock:
@@ -408,7 +410,67 @@ def test_a_read_only_work_folder_is_one_error_line(tmp_path, monkeypatch):
         def acquire(self):
             raise OSError(errno.EROFS, "Read-only file system", self.path)
 
-    monkeypatch.setattr(files, "FileLock", ReadOnlyLock)
+    monkeypatch.setattr(locks, "FileLock", ReadOnlyLock)
     message = r"Cannot write the working folder .*out\.work: Read-only file system"
     with pytest.raises(OutputWriteError, match=message), folder_lock(tmp_path / "out.work"):
         pytest.fail("the block ran")
+
+
+# ------------------------------------------------------------------------------------------ work folders (issue 46)
+def test_a_work_dir_through_a_symbolic_link_is_refused_and_nothing_is_written_through_it(teacher, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    with pytest.raises(UnsafeDestinationError, match="is a symbolic link"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m", work_dir=tmp_path / "link")
+    assert list(real.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["user folder", "model folder"])
+def test_a_non_empty_folder_that_is_no_work_folder_is_refused_as_work_dir(teacher, word_model, tmp_path, kind):
+    folder = tmp_path / "folder"
+    if kind == "model folder":
+        save_model(word_model, folder)
+    else:
+        folder.mkdir()
+        (folder / "notes.txt").write_text("mine")
+    before = sorted(path.name for path in folder.iterdir())
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    with pytest.raises(UnsafeDestinationError, match="not an st-static work folder"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m", work_dir=folder)
+    with pytest.raises(UnsafeDestinationError, match="not an st-static work folder"):
+        st_static.distill(str(teacher), corpus, work_dir=folder)
+    assert sorted(path.name for path in folder.iterdir()) == before
+
+
+def test_distill_checks_its_work_dir_as_a_build_does(teacher, tmp_path, monkeypatch):
+    corpus = tmp_path / "data" / "corpus.txt"
+    corpus.parent.mkdir()
+    corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnsafeDestinationError, match="is a file, not a folder"):
+        st_static.distill(str(teacher), corpus, work_dir=tmp_path / "a-file")
+    with pytest.raises(UnsafeDestinationError, match="holds the current folder"):
+        st_static.distill(str(teacher), corpus, work_dir=".")
+    with pytest.raises(UnsafeDestinationError, match="an input of this run"):
+        st_static.distill(str(teacher), corpus, work_dir=corpus.parent)
+    assert sorted(path.name for path in corpus.parent.iterdir()) == ["corpus.txt"]
+
+
+def test_failed_checks_leave_no_empty_work_folder(teacher, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat\nsat\n")
+    with pytest.raises(StStaticError, match="only 2 sentence"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["corpus.txt"]
+    with pytest.raises(StStaticError, match="only 2 sentence"):
+        st_static.distill(str(teacher), corpus, work_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+    (tmp_path / "empty").mkdir()  # a folder the caller made stays
+    with pytest.raises(StStaticError, match="only 2 sentence"):
+        build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "m", work_dir=tmp_path / "empty")
+    assert (tmp_path / "empty").is_dir()

@@ -111,6 +111,47 @@ def test_one_query_route_equals_the_batch_route(word_model):
     np.testing.assert_allclose(one_by_one, st_static.encode(word_model, texts), atol=1e-6)
 
 
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 4, 8192])
+def test_every_batch_size_gives_one_vector_per_text(word_model, batch_size):
+    texts = ["a", "the cat", "", "tokeniser mat"]
+    vectors = st_static.encode(word_model, texts, batch_size=batch_size)
+    np.testing.assert_allclose(vectors, word_model.encode(texts), atol=1e-6)
+
+
+def test_the_models_truncate_dim_cuts_the_vectors_as_model_encode_does(word_model, tmp_path):
+    texts = ["the cat sat", "mat", "", "zzqq"]
+    word_model.truncate_dim = 8
+    for batch in (texts, texts[:1]):
+        expected = word_model.encode(batch)
+        assert st_static.encode(word_model, batch).shape == expected.shape == (len(batch), 8)
+        np.testing.assert_allclose(st_static.encode(word_model, batch), expected, atol=1e-6)
+    assert st_static.encode(word_model, "the cat").shape == (8,)
+    st_static.save_model(word_model, tmp_path / "m")
+    loaded = SentenceTransformer(str(tmp_path / "m"), truncate_dim=8, device="cpu")
+    np.testing.assert_allclose(st_static.encode(loaded, texts), loaded.encode(texts), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("texts", "batch_size", "error"),
+    [
+        (np.array("a cat"), 8192, "Expected a str or a sequence of str, got a 0-d numpy array"),
+        (np.array([["a"], ["b"]]), 8192, "Expected a str or a sequence of str, got a 2-d numpy array"),
+        (["a cat"], 1.5, "batch_size must be an int, got float"),
+        (["a cat"], True, "batch_size must be an int, got bool"),
+        (["a cat"], "2", "batch_size must be an int, got str"),
+    ],
+)
+def test_wrong_texts_and_batch_sizes_get_the_usual_messages(word_model, texts, batch_size, error):
+    with pytest.raises(TypeError, match=error):
+        st_static.encode(word_model, texts, batch_size=batch_size)
+
+
+def test_numpy_arrays_of_str_and_numpy_batch_sizes_are_read(word_model):
+    texts = ["the cat", "mat", ""]
+    expected = st_static.encode(word_model, texts)
+    np.testing.assert_allclose(st_static.encode(word_model, np.array(texts), batch_size=np.int64(2)), expected)
+
+
 def test_one_query_route_without_normalisation_is_the_mean(word_module):
     rows = [WORDS.index("the"), WORDS.index("cat")]
     expected = word_module.word_vectors.detach()[rows].mean(dim=0).numpy()

@@ -147,3 +147,30 @@ def test_a_misaligned_corpus_source_file_stops_the_build_before_the_teacher(tmp_
     (tmp_path / "modern.source.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
     with pytest.raises(PairSourceError, match="leaves out every line"):
         check_corpus_sources([corpus], SourceFilter.of(["nothing"], None))
+
+
+def test_a_byte_order_mark_is_no_part_of_the_first_source_name(tmp_path):
+    from st_static.extraction.pair_sources import read_pairs
+
+    corpus, lines, names = _with_sources(tmp_path)
+    (tmp_path / "modern.source.txt").write_text("\ufeff" + "\n".join(names) + "\n", encoding="utf-8")
+    chat = [line for line, name in zip(lines, names, strict=True) if name == "chat"]
+    assert names[0] == "chat"
+    assert list(iter_sentences(corpus_files([corpus], SourceFilter.of(["chat"], None)))) == chat
+    assert check_corpus_sources([corpus], SourceFilter.of(["chat"], None)) == {str(corpus): (len(chat), 36)}
+    pairs = tmp_path / "en-de.tsv"
+    pairs.write_text("en\tother\nthe cat\tdie katze\nthe dog\tder hund\n", encoding="utf-8")
+    (tmp_path / "en-de.source.txt").write_text("\ufeffddtp\nlohelp\n", encoding="utf-8")
+    assert read_pairs(pairs, SourceFilter.of(["ddtp"], None)) == [("the cat", "die katze")]
+
+
+def test_one_file_through_a_hard_link_is_given_twice(tmp_path):
+    first, _, _ = _halves(tmp_path)
+    (tmp_path / "hard.txt").hardlink_to(first)
+    with pytest.raises(CorpusError, match=r"hard\.txt is given twice \(also as .*a\.txt\)"):
+        corpus_files([first, tmp_path / "hard.txt"])
+    pairs = tmp_path / "en-de.tsv"
+    pairs.write_text("en\tother\nthe cat\tdie katze\n", encoding="utf-8")
+    (tmp_path / "same.tsv").hardlink_to(pairs)
+    with pytest.raises(StStaticError, match=r"same\.tsv is given twice"):
+        BuildSettings(parallel=[f"de={pairs}", f"de={tmp_path / 'same.tsv'}"], languages=["en", "de"])

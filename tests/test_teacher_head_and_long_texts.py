@@ -15,9 +15,10 @@ import st_static
 from st_static.extraction.corpus import CorpusError
 from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.long_texts import make_long_texts, pick_passages
+from st_static.extraction.teacher_model import sentence_head
 from st_static.model.tokenization import build_word_tokenizer
 from st_static.settings import BuildSettings, ExtractionSettings, SettingsError
-from st_static.teachers import TeacherError, default_prompt, sentence_head
+from st_static.teachers import TeacherError, default_prompt
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 

@@ -66,6 +66,10 @@ def _parse_comma(name: str, text: str | None, hint: Any) -> Any:
     if text is None or not text.strip():
         return None
     items = [part.strip() for part in text.split(",") if part.strip()]
+    if not items:  # "," names nothing: refused rather than read as the option left out
+        raise SettingsError(
+            f"--{name.replace('_', '-')} {text!r} names no value: give comma-separated values, or leave the option out."
+        )
     if "int" in str(hint):
         try:
             return [int(part) for part in items]

@@ -16,7 +16,7 @@ from typing import Any
 from st_static.data_files import DataFormatError, read_translation_pairs
 from st_static.errors import StStaticError
 from st_static.extraction.pair_sources import SourceFilter, source_file
-from st_static.files import content_digest
+from st_static.files import content_digest, file_key
 from st_static.model.languages import (
     JAPANESE_LANGUAGES,
     KANA_RANGES,
@@ -60,7 +60,7 @@ class CorpusFiles:
             if not (self.source_filter.active and sources.is_file()):
                 yield from iter_sentences(path)
                 continue
-            with path.open("rb") as lines, sources.open(encoding="utf-8") as names:
+            with path.open("rb") as lines, sources.open(encoding="utf-8-sig") as names:  # a BOM is no source
                 for raw, name in zip(lines, names, strict=False):
                     if not self.source_filter.kept(name.strip()) or b"\0" in raw:
                         continue
@@ -86,12 +86,12 @@ def corpus_files(
     listed = [Path(path) for path in paths]
     if not listed:
         raise CorpusError("No corpus file given.")
-    seen: dict[Path, Path] = {}
+    seen: dict[tuple[int, int] | str, Path] = {}
     for path in listed:
-        resolved = path.resolve()
-        if resolved in seen:
-            raise CorpusError(f"Corpus file {path} is given twice (also as {seen[resolved]}).")
-        seen[resolved] = path
+        key = file_key(path)  # a link (hard or symbolic) to a file given before is that file again
+        if key in seen:
+            raise CorpusError(f"Corpus file {path} is given twice (also as {seen[key]}).")
+        seen[key] = path
     filtered = source_filter is not None and source_filter.active and any(source_file(p).is_file() for p in listed)
     if len(listed) == 1 and not filtered:
         return str(listed[0])
@@ -121,6 +121,13 @@ def _utf16_bom(path: Path) -> bool:
     with path.open("rb") as handle:
         start = handle.read(4)
     return start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or (len(start) == 4 and start[1::2] == b"\0\0")
+
+
+def _cr_line_endings(path: Path) -> bool:
+    """Whether the file's lines end with CR alone (classic Mac OS): its start has CRs between texts and no LF."""
+    with path.open("rb") as handle:
+        start = handle.read(1 << 16)
+    return b"\n" not in start and sum(1 for part in start.split(b"\r") if part.strip()) > 1
 
 
 def _file_lines(path: Path, skipped: list[int]) -> Iterator[str]:
@@ -203,8 +210,8 @@ def _json_records(path: Path) -> str | None:
 
 
 def check_corpus_source(source: CorpusSource) -> None:
-    """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16 or JSON, or a corpus
-    given in memory cannot be read twice (a generator)."""
+    """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16, JSON or has CR-only line
+    endings, or a corpus given in memory cannot be read twice (a generator)."""
     if isinstance(source, CorpusFiles):
         for path in source.paths:
             check_corpus_source(path)
@@ -221,6 +228,11 @@ def check_corpus_source(source: CorpusSource) -> None:
         if _utf16_bom(path):
             raise CorpusError(
                 f"Corpus file {path} looks like UTF-16; convert it to UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)."
+            )
+        if _cr_line_endings(path):
+            raise CorpusError(
+                f"Corpus file {path} ends its lines with CR (\\r) alone, not LF (\\n): it would read as one line. "
+                "Convert its line endings first (e.g. tr '\\r' '\\n' < OLD > NEW, or mac2unix FILE)."
             )
         records = _json_records(path)
         if records is not None:

@@ -79,7 +79,7 @@ def read_sources(path: str | os.PathLike[str], rows: int, unit: str = "row") -> 
     if not sources_path.is_file():
         return None
     try:
-        text = sources_path.read_text(encoding="utf-8")
+        text = sources_path.read_text(encoding="utf-8-sig")  # a leading byte-order mark is no part of line 1
     except UnicodeDecodeError as error:
         raise PairSourceError(f"{sources_path}: not UTF-8 text ({error.reason} at byte {error.start}).") from None
     lines = text.split("\n")
@@ -156,6 +156,7 @@ def check_pair_sources(
     source_filter: SourceFilter,
     extra_files: Sequence[str] = (),
     corpus_files_filtered: bool = False,
+    corpus_paths: Sequence[str | os.PathLike[str]] = (),
 ) -> dict[str, tuple[int, int]]:
     """Check the ``.source.txt`` files a source filter reads, before any heavy work; log what it keeps.
 
@@ -165,12 +166,14 @@ def check_pair_sources(
         extra_files: Training-only pair files (``extra_pairs``): filtered too, but may end up empty.
         corpus_files_filtered: Whether the filter already chooses lines of corpus files (then pair files need no
             ``.source.txt``).
+        corpus_paths: The corpus files (named when no file has a ``.source.txt``).
 
     Returns:
         ``{file: (rows kept, rows)}`` for every file with a ``.source.txt``.
 
     Raises:
-        PairSourceError: If no file has a ``.source.txt``, one is misaligned, or a language keeps no pair.
+        PairSourceError: If no file (pair or corpus file) has a ``.source.txt``, one is misaligned, or a language
+            keeps no pair.
         DataFormatError: If a pair file is not one.
     """
     if not source_filter.active or (corpus_files_filtered and not files):
@@ -196,9 +199,12 @@ def check_pair_sources(
         return counts
     if not counts:
         checked = [Path(path).name for paths in [*files.values(), extra_files] for path in paths]
+        corpus_names = [Path(path).name for path in corpus_paths]
+        kinds = " and ".join(kind for kind, names in (("corpus files", corpus_names), ("pair files", checked)) if names)
         raise PairSourceError(
-            f"{source_filter.describe()}: none of the pair files ({', '.join(checked)}) has an aligned "
-            f"FILE-STEM{SOURCE_SUFFIX} naming each row's source."
+            f"{source_filter.describe()}: none of the {kinds or 'files'} ({', '.join([*corpus_names, *checked])}) has "
+            f"an aligned FILE-STEM{SOURCE_SUFFIX} naming the source of each {'row' if checked else 'line'}, so the "
+            "filter would choose nothing."
         )
     for pattern in [*source_filter.keep, *source_filter.leave_out]:
         if not any(fnmatch.fnmatchcase(name, pattern) for name in names):

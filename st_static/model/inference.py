@@ -65,14 +65,20 @@ def encode(
             ``default_prompt_name`` (if set) chooses the prompt, as ``model.encode`` does.
 
     Returns:
-        ``(len(texts), dim)`` array, or ``(dim,)`` for a single str. Texts without a known word give zeros.
+        ``(len(texts), dim)`` array, or ``(dim,)`` for a single str; ``dim`` is the model's ``truncate_dim`` when
+        set (the first ``truncate_dim`` components, as ``model.encode`` gives). Texts without a known word give
+        zeros.
 
     Raises:
-        TypeError: If ``texts`` is not a str or a sequence of str, or the model has modules after its static
-            embedding other than ``Normalize`` (this path would skip them).
+        TypeError: If ``texts`` is not a str or a sequence of str, ``batch_size`` is not an int, or the model has
+            modules after its static embedding other than ``Normalize`` (this path would skip them).
         ValueError: If ``batch_size`` is not positive, or ``prompt_name`` is not one of the model's prompts.
     """
     single = isinstance(texts, str)
+    if isinstance(texts, np.ndarray) and texts.ndim != 1:
+        raise TypeError(f"Expected a str or a sequence of str, got a {texts.ndim}-d numpy array.")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}: {batch_size!r}.")
     text_list = check_texts(texts)
     if isinstance(model, SentenceTransformer):
         check_pipeline(model)
@@ -81,13 +87,15 @@ def encode(
         text_list = [prompt + text for text in text_list]
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
+    batch_size = int(batch_size)
+    truncate_dim = model.truncate_dim if isinstance(model, SentenceTransformer) else None
     module = static_module(model)
     read_rows = module.word_rows.rows
     first = read_rows(text_list[:batch_size])
-    if len(first[1]) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
+    if len(text_list) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
         table = module.numpy_table()
         if table is not None:  # one query: numpy only, a few microseconds
-            vector = text_vector(table, first[0], module.num_words, normalize)
+            vector = text_vector(table, first[0], module.num_words, normalize)[:truncate_dim]
             return vector if single else vector[None, :]
     weight = module.embedding.weight.detach()
     output = np.empty((len(text_list), weight.shape[1]), dtype=np.float32)
@@ -98,6 +106,8 @@ def encode(
         batch /= np.maximum(known_counts(rows, offsets, module.num_words), 1.0)[:, None]  # the mean, as ST's path
         if normalize:
             normalize_rows(batch)
+    if truncate_dim is not None:
+        output = np.ascontiguousarray(output[:, :truncate_dim])
     return output[0] if single else output
 
 

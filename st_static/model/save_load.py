@@ -33,6 +33,7 @@ from st_static.model.saved_files import (
     MODULES_FILE_NAME,
     ST_CONFIG_FILE_NAME,
     TOKENIZER_FILE_NAME,
+    WEIGHTS_FILE_NAME,
     model_file_names,
     read_json_object,
     read_modules,
@@ -274,12 +275,24 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
     check_model_source(name, **hub_kwargs)
     module = StaticWordAverage.load(name, **hub_kwargs)
     modules_path = StaticWordAverage.load_file_path(name, filename=MODULES_FILE_NAME, **hub_kwargs)
+    if modules_path is None and _is_model2vec_folder(name, **hub_kwargs):
+        raise ModelFolderError(
+            f"{name}: a model2vec folder ({MODEL2VEC_CONFIG_FILE_NAME}, {WEIGHTS_FILE_NAME}, {TOKENIZER_FILE_NAME}; no "
+            f"{MODULES_FILE_NAME}), not a sentence-transformers one. Convert it with sentence-transformers: "
+            f"SentenceTransformer(modules=[StaticEmbedding.from_model2vec({name!r}), Normalize()])"
+            ".save_pretrained(NEW) "
+            "(StaticEmbedding from sentence_transformers.sentence_transformer.modules, Normalize from "
+            "sentence_transformers.base.modules). st-static then loads NEW if its tokenizer is st-static's word "
+            "tokenizer; a sub-word table loads with sentence-transformers or model2vec."
+        )
     if modules_path is None:
         raise ModelFolderError(
             f"{name}: {MODULES_FILE_NAME} is missing, so this is not a complete model (an interrupted save?); "
             "re-save it with st_static.save_model."
         )
     modules = read_modules(name, modules_path, st_static_module_classes())
+    if os.path.isdir(name):
+        _check_module_folders(name, modules)
     model2vec = _check_json_files(name, modules, **hub_kwargs).get(MODEL2VEC_CONFIG_FILE_NAME)
     if model2vec is not None:
         reason = model2vec_incompatibility(module.metadata, module.folded_column_scale is not None)
@@ -293,6 +306,35 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
                 "the same vectors."
             )
     return module
+
+
+def _is_model2vec_folder(name: str, **hub_kwargs: Any) -> bool:
+    """Whether ``name`` holds model2vec's files only: its ``config.json`` (``model_type: model2vec``) and no
+    ``st_static_config.json``."""
+    if StaticWordAverage.load_file_path(name, filename=CONFIG_FILE_NAME, **hub_kwargs) is not None:
+        return False
+    path = StaticWordAverage.load_file_path(name, filename=MODEL2VEC_CONFIG_FILE_NAME, **hub_kwargs)
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(config, dict) and (
+        config.get("model_type") == "model2vec" or "StaticModel" in (config.get("architectures") or [])
+    )
+
+
+def _check_module_folders(name: str, modules: list[dict[str, Any]]) -> None:
+    """Refuse module folders (and their entries) that lead out of the model folder, e.g. through a link to ``/etc``."""
+    root = Path(name).resolve()
+    for module in modules[1:]:
+        folder = Path(name) / str(module.get("path", ""))
+        entries = [folder, *(folder.iterdir() if folder.is_dir() else [])]
+        outside = next((entry for entry in entries if not entry.resolve().is_relative_to(root)), None)
+        if outside is not None:
+            raise ModelFolderError(
+                f"{name}: {outside.relative_to(name)} leads out of the model folder (to {outside.resolve()}); a "
+                "model's module folders and files lie inside it. Replace the link by the folder it should hold."
+            )
 
 
 def _check_json_files(name: str, modules: list[dict[str, Any]], **hub_kwargs: Any) -> dict[str, dict[str, Any]]:

@@ -162,11 +162,20 @@ def saved_by_sentence_transformers(path: str) -> bool:
 
 
 def read_config(name: str, path: str) -> dict[str, Any]:
-    """Parse ``st_static_config.json``, check its shape and parse its metadata (:meth:`.ModelMetadata.from_dict`)."""
+    """Parse ``st_static_config.json``, check its shape and format version (none newer than :data:`FORMAT_VERSION`)
+    and parse its metadata (:meth:`.ModelMetadata.from_dict`)."""
     config = read_json_file(name, path, CONFIG_FILE_NAME)
     problem = config_problem(config)
     if problem is not None:
         raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: {problem}.")
+    version = config.get("format_version", FORMAT_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ModelFolderError(f"{name}: {CONFIG_FILE_NAME} is malformed: its format_version {version!r} is no format.")
+    if version > FORMAT_VERSION:
+        raise ModelFolderError(
+            f"{name}: {CONFIG_FILE_NAME} has format_version {version}, written by a newer st-static; this one reads "
+            f"format {FORMAT_VERSION} only. Upgrade st-static (pip install -U st-static)."
+        )
     config["metadata"] = ModelMetadata.from_dict(config.get("metadata"), source=f"{name}: {CONFIG_FILE_NAME}")
     return config
 

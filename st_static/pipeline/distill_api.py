@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from st_static.extraction.corpus import CorpusError
-from st_static.files import folder_lock
+from st_static.files import check_work_folder, folder_lock
 from st_static.pipeline.run import Evaluator, run_pipeline, with_overrides
 from st_static.settings import BuildSettings
 from st_static.teachers import DEFAULT_TEACHER, find_teacher
@@ -56,7 +56,8 @@ def distill(
         languages: The table's languages (default ``["en"]``); the first is the corpus's.
         settings: Full build settings; ``teacher``, ``parallel``, ``languages`` and ``overrides`` change them.
         work_dir: Where the stages are cached, so a later call with the same inputs resumes (default: a temporary
-            folder, removed afterwards).
+            folder, removed afterwards): a new or empty folder, or an earlier call's (checked as ``st-static build
+            --work-dir`` is: never a link, a file, the current folder or a folder holding an input).
         evaluate: Scores the model after each stage (see :func:`st_static.evaluation.task_evaluator`).
         **overrides: Any field of the build's stage settings by name, e.g. ``dim=128``, ``steps=2000``,
             ``sentences_per_word=20``, ``vocab_size=50_000``.
@@ -81,9 +82,13 @@ def distill(
         if files is not None:
             changes["corpus"] = files
         chosen = with_overrides(chosen, **changes)
-        work = Path(work_dir).resolve() if work_dir is not None else Path(scratch) / "work"
+        if work_dir is not None:  # a folder of the caller's: checked as a build's --work-dir
+            teacher_folder = [chosen.extraction.teacher] if os.path.isdir(chosen.extraction.teacher) else []
+            work = check_work_folder(work_dir, inputs=[*chosen.inputs, *teacher_folder])
+        else:
+            work = Path(scratch) / "work"
         in_memory = corpus if corpus is not None and files is None else None
-        with folder_lock(work):
+        with folder_lock(work, remove_if_unused=True):
             result = run_pipeline(chosen, work, corpus=in_memory, evaluate=evaluate)
     return result.model
 

@@ -21,7 +21,7 @@ from st_static.evaluation.report import (
     stage_scores_markdown,
     write_json,
 )
-from st_static.files import check_destination, folder_lock, staged_folder, write_text_atomically
+from st_static.files import check_destination, check_work_folder, folder_lock, staged_folder, write_text_atomically
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import holds_st_static_output, load_model, write_model
 from st_static.model_card.speed import machine_description
@@ -85,12 +85,13 @@ def build(
     if os.path.isdir(settings.extraction.teacher):
         read.append(settings.extraction.teacher)
     output = check_destination(output, replaceable=holds_st_static_output, inputs=read, force=force)
-    work = Path(work_dir).resolve() if work_dir is not None else default_work_dir(output)
+    work = check_work_folder(work_dir if work_dir is not None else default_work_dir(output), inputs=read)
     if work == output or work.is_relative_to(output):
         raise UnsafeDestinationError(f"The work folder {work} must not be inside the output folder {output}.")
-    check_destination(work, replaceable=lambda _: True, inputs=read, what="work folder")
+    if output.is_relative_to(work):
+        raise UnsafeDestinationError(f"The output folder {output} must not be inside the work folder {work}.")
     metadata = ModelMetadata(build_command=build_command) if build_command else None
-    with folder_lock(work) if is_first_process() else contextlib.nullcontext():
+    with folder_lock(work, remove_if_unused=True) if is_first_process() else contextlib.nullcontext():
         scorer = evaluate if is_first_process() else None  # under torchrun the first process evaluates and writes
         result = run_pipeline(settings, work, evaluate=scorer, metadata=metadata)
         if is_first_process():

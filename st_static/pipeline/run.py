@@ -25,15 +25,10 @@ from sentence_transformers import SentenceTransformer
 from st_static.distributed import barrier, is_first_process
 from st_static.extraction.completion import frequent_words
 from st_static.extraction.corpus import (
-    CorpusError,
     CorpusSource,
-    check_corpus,
-    check_corpus_language,
-    check_pair_file,
     corpus_digest,
     corpus_files,
     corpus_name,
-    corpus_paths,
     iter_sentences,
 )
 from st_static.extraction.long_texts import LongTexts, run_long_texts
@@ -44,8 +39,6 @@ from st_static.extraction.multilingual import (
 )
 from st_static.extraction.pair_sources import (
     SourceFilter,
-    check_corpus_sources,
-    check_pair_sources,
     read_pairs,
     source_file,
 )
@@ -62,7 +55,8 @@ from st_static.files import content_digest, staged_folder
 from st_static.model.languages import has_spaceless_language
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import load_model, write_model
-from st_static.settings import BuildSettings, SettingsError
+from st_static.pipeline.input_checks import check_dimensions, check_input_files
+from st_static.settings import BuildSettings
 from st_static.teachers import teacher_dimension
 from st_static.training.records import HISTORY_FILE_NAME
 
@@ -142,33 +136,10 @@ def run_pipeline(
     settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
     logger.info("Teacher prompt: %r.", settings.extraction.prompt)
     parallel_files = settings.parallel_files()
-    pair_files = [path for paths in parallel_files.values() for path in paths]
-    sources = [*([corpus] if corpus is not None else []), *pair_files]
-    if not sources:
-        raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
-    for source in sources:
-        check_corpus(source, name=corpus_name(source))  # one quick read: sizes and encoding
-    corpus_filtered = check_corpus_sources(corpus_paths(corpus) if corpus is not None else [], source_filter)
-    check_pair_sources(
-        parallel_files, source_filter, list((settings.extra_pairs or {}).values()), bool(corpus_filtered)
-    )
-    if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
-        check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
-    if settings.passages:  # missing, empty, binary, UTF-16 or JSON: refused before the teacher pass
-        try:
-            check_corpus(settings.passages, name=str(settings.passages), min_sentences=1)
-        except CorpusError as error:
-            raise CorpusError(f"passages: {error}") from None
-    for language, path in (settings.extra_pairs or {}).items():  # read after the teacher pass: checked now
-        check_pair_file(path, f"extra pairs ({language})")
+    sizes = check_input_files(settings, corpus, source_filter)
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
     check_prompt_length(settings.extraction, teacher_tokenizer)
-    teacher_dim = teacher_dimension(settings.extraction.teacher)
-    if teacher_dim is not None and settings.reduction.dim > teacher_dim:
-        raise SettingsError(
-            f"--dim {settings.reduction.dim} is larger than the teacher's {teacher_dim} dimensions: PCA cannot add "
-            f"dimensions. Use --dim {teacher_dim} or less."
-        )
+    check_dimensions(settings, teacher_dimension(settings.extraction.teacher), sizes)
     if _completes(settings) and not settings.crosslingual:
         frequent_words(settings.languages[0], 1)  # so does a missing wordfreq
     stages = _Stages(settings, work_dir, evaluate)
