@@ -4,7 +4,9 @@ model2vec's numpy-only ``StaticModel.from_pretrained(folder)`` reads ``config.js
 ``embeddings`` tensor of ``model.safetensors`` (with ``mapping`` and per-token ``weights`` when present, as the
 compact storage formats write them). It averages the vectors of a text's tokens, leaving out ``[UNK]``; an
 st-static table gives every other dropped token the zero row, so that mean points the same way as ours, and
-with ``normalize: true`` model2vec returns exactly the saved pipeline's unit vectors. ``max_length: null`` turns
+with ``normalize: true`` model2vec returns exactly the saved pipeline's unit vectors. With fallback rows that holds
+for every text but ``""``, which model2vec gives zeros (it has no token; the saved pipeline's empty-text ``Dense``,
+:mod:`st_static.model.empty_text`, is what gives it a vector elsewhere). ``max_length: null`` turns
 off model2vec's default truncation to 512 tokens (and to 512 times the median token length in characters).
 
 Folders that cannot give their vectors there get no ``config.json`` (model2vec then refuses them): an
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from st_static.files import write_text_atomically
+from st_static.model.empty_text import is_empty_text_dense
 
 if TYPE_CHECKING:
     from st_static.model.metadata import ModelMetadata
@@ -66,8 +69,12 @@ def pipeline_incompatibility(later_modules: Sequence[str]) -> str | None:
 
 
 def modules_incompatibility(modules: Iterable[object]) -> str | None:
-    """:func:`pipeline_incompatibility` of a model's modules (a ``SentenceTransformer``), the table first."""
-    later = list(modules)[1:]
+    """:func:`pipeline_incompatibility` of a model's modules (a ``SentenceTransformer``), the table first.
+
+    The empty text's ``Dense`` (:mod:`st_static.model.empty_text`) does not count: model2vec gives every text but
+    ``""`` the same vector without it.
+    """
+    later = [module for module in list(modules)[1:] if not is_empty_text_dense(module)]
     return pipeline_incompatibility([f"{type(module).__module__}.{type(module).__name__}" for module in later])
 
 

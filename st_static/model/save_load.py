@@ -18,6 +18,7 @@ from torch import nn
 
 from st_static.errors import StStaticError
 from st_static.files import carry_over, staged_folder
+from st_static.model.empty_text import drop_empty_text_dense, is_empty_text_dense_config, with_empty_text_dense
 from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import (
@@ -69,11 +70,14 @@ def model_folder_inputs(name: str | os.PathLike[str]) -> list[Path]:
 def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **save_kwargs: Any) -> Path:
     """Write ``model`` into the existing (staging) folder ``folder``, with the st-static card for a static model.
 
-    Use :func:`save_model` for a destination that users see; this is the step it runs inside its staging folder.
+    A table with fallback rows is saved with the empty text's ``Dense`` module before ``Normalize``
+    (:mod:`st_static.model.empty_text`), which :func:`load_model` drops again. Use :func:`save_model` for a
+    destination that users see; this is the step it runs inside its staging folder.
     """
     if isinstance(model[0], StaticEmbedding):
         attach_card_data(model)
-    model.save_pretrained(str(folder), **save_kwargs)
+    with with_empty_text_dense(model):
+        model.save_pretrained(str(folder), **save_kwargs)
     if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
         (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
     return Path(folder)
@@ -245,6 +249,7 @@ def load_model(
     model._modules[next(iter(model._modules))] = module.to(model.device)
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)
+    drop_empty_text_dense(model, name)
     attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     if os.path.isdir(name):  # a save back into this folder is a save in place (save_model keeps what it holds)
         setattr(model, LOADED_FROM_ATTRIBUTE, Path(name).resolve())
@@ -280,10 +285,20 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
             "re-save it with st_static.save_model."
         )
     modules = read_modules(name, modules_path, st_static_module_classes())
-    model2vec = _check_json_files(name, modules, **hub_kwargs).get(MODEL2VEC_CONFIG_FILE_NAME)
+    json_files = _check_json_files(name, modules, **hub_kwargs)
+    model2vec = json_files.get(MODEL2VEC_CONFIG_FILE_NAME)
     if model2vec is not None:
         reason = model2vec_incompatibility(module.metadata, module.folded_column_scale is not None)
-        reason = reason or pipeline_incompatibility([later["type"] for later in modules[1:]])
+        later = [
+            entry["type"]
+            for entry in modules[1:]
+            if not (
+                module.fallback is not None
+                and entry["type"].endswith(".Dense")
+                and is_empty_text_dense_config(json_files.get(f"{entry['path']}/{MODULE_CONFIG_FILE_NAME}"))
+            )
+        ]
+        reason = reason or pipeline_incompatibility(later)
         problem = f"model2vec cannot give this model's vectors: {reason}" if reason else None
         problem = problem or model2vec_config_problem(model2vec, module.embedding_dim)
         if problem is not None:
