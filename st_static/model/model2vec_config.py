@@ -13,7 +13,10 @@ Folders that cannot give their vectors there get no ``config.json`` (model2vec t
 ``int8-column`` table, whose per-dimension scale is applied by a ``Dense`` module after the table, an ensemble,
 whose ``BlockNormalize`` normalises each member's block separately, and any model whose table is not followed by
 exactly one ``Normalize``. A load refuses a ``config.json`` that disagrees with its folder
-(:func:`model2vec_config_problem`, :func:`pipeline_incompatibility`): model2vec would return other vectors.
+(:func:`model2vec_config_problem`, :func:`pipeline_incompatibility`): model2vec would return other vectors. A
+``config.json`` with keys model2vec never writes (:func:`foreign_config_keys`) is another library's (SetFit writes
+its own over ours): the load warns that model2vec's view of the folder is off and goes on; a save in place writes
+model2vec's again.
 """
 
 from __future__ import annotations
@@ -30,6 +33,26 @@ if TYPE_CHECKING:
     from st_static.model.metadata import ModelMetadata
 
 MODEL2VEC_CONFIG_FILE_NAME = "config.json"
+MODEL2VEC_KEYS = frozenset(
+    {
+        "model_type",
+        "architectures",
+        "hidden_dim",
+        "normalize",
+        "max_length",
+        "tokenizer_name",
+        "apply_pca",
+        "apply_zipf",
+        "sif_coefficient",
+        "seq_length",
+        "pooling",
+        "embedding_dtype",
+        "vocabulary_quantization",
+        "head_config",
+        "language",
+    }
+)
+"""The keys model2vec writes in ``config.json`` (its ``StaticModelConfig``)."""
 DEFAULT_MAX_LENGTH = 512  # model2vec's, when config.json has no max_length
 
 
@@ -96,6 +119,12 @@ def model2vec_config_problem(config: Mapping[str, Any], embedding_dim: int) -> s
     if hidden_dim != embedding_dim:
         return f"its hidden_dim is {json.dumps(hidden_dim)}, but the table has {embedding_dim} dimensions"
     return None
+
+
+def foreign_config_keys(config: Mapping[str, Any]) -> list[str]:
+    """The keys of a ``config.json`` that model2vec never writes: another library saved the folder over it (SetFit's
+    ``save_pretrained`` writes its own ``config.json`` there, huggingface_hub's mixin config)."""
+    return sorted(key for key in config if key not in MODEL2VEC_KEYS)
 
 
 def model2vec_config(embedding_dim: int) -> dict[str, Any]:

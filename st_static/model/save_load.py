@@ -23,6 +23,7 @@ from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import (
     MODEL2VEC_CONFIG_FILE_NAME,
+    foreign_config_keys,
     model2vec_config_problem,
     model2vec_incompatibility,
     modules_incompatibility,
@@ -287,6 +288,17 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
     modules = read_modules(name, modules_path, st_static_module_classes())
     json_files = _check_json_files(name, modules, **hub_kwargs)
     model2vec = json_files.get(MODEL2VEC_CONFIG_FILE_NAME)
+    foreign = foreign_config_keys(model2vec) if model2vec is not None else []
+    if foreign:
+        logger.warning(
+            "%s: %s holds keys model2vec never writes (%s): another library (e.g. SetFit) saved its own config "
+            "there, so model2vec's StaticModel may not give this model's vectors. st_static.save_model into the "
+            "folder writes model2vec's config again.",
+            name,
+            MODEL2VEC_CONFIG_FILE_NAME,
+            ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else ""),
+        )
+        model2vec = None
     if model2vec is not None:
         reason = model2vec_incompatibility(module.metadata, module.folded_column_scale is not None)
         later = [

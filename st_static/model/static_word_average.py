@@ -43,6 +43,9 @@ from st_static.model.tokenization import (
 from st_static.model.word_rows import WordRows
 from st_static.tensors import to_numpy
 
+NO_TRUNCATION = 2**31 - 1
+"""What :attr:`StaticWordAverage.max_seq_length` says: a finite number for "texts are never cut"."""
+
 
 def check_texts(texts: object) -> list[str]:
     """Return ``texts`` as a list of str, or raise a ``TypeError`` naming the first offending item.
@@ -208,6 +211,19 @@ class StaticWordAverage(StaticEmbedding):
         return cls(module.tokenizer, weight[:num_words].clone(), metadata=metadata)
 
     # ------------------------------------------------------------------ properties
+    @property
+    def max_seq_length(self) -> int:
+        """A finite stand-in for "no limit": the module reads texts of any length whole.
+
+        sentence-transformers' ``StaticEmbedding`` says ``math.inf`` and has no setter; clients that need a number
+        (LlamaIndex's ``max_length``) or set one get it here. Setting it records the value and truncates nothing.
+        """
+        return self.__dict__.get("_max_seq_length", NO_TRUNCATION)
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int) -> None:
+        self.__dict__["_max_seq_length"] = value
+
     @property
     def metadata(self) -> ModelMetadata:
         """What the model records about itself; read and set its fields as attributes (``metadata.teacher``).
