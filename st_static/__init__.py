@@ -23,11 +23,13 @@ _PUBLIC = {
     "load_model": "st_static.model.save_load",
     "save_model": "st_static.model.save_load",
     "distill": "st_static.pipeline.distill_api",
+    "add_fallback_rows": "st_static.extraction.fallback",
     "BuildSettings": "st_static.settings",
 }
 
 if TYPE_CHECKING:
     from st_static.errors import ModelFolderError, StStaticError
+    from st_static.extraction.fallback import add_fallback_rows
     from st_static.model.inference import encode
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
@@ -47,6 +49,7 @@ __all__ = [
     "StStaticError",
     "StaticWordAverage",
     "__version__",
+    "add_fallback_rows",
     "distill",
     "encode",
     "load_model",

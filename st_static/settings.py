@@ -99,6 +99,12 @@ class ExtractionSettings:
         "Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that the corpus "
         "missed (encoded alone, mapped into the table).",
     )
+    fallback_rows: bool = setting(
+        True,
+        "Give every text a vector: after the refinement, add tiny rows for the characters the teacher knows and the "
+        "table lacks (punctuation, symbols, other scripts) and for the empty text (encoded alone by the teacher, "
+        "mapped into the table); a text with a known word keeps its vector.",
+    )
 
     def __post_init__(self) -> None:
         _positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")

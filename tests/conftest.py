@@ -65,6 +65,54 @@ def word_model(word_module: StaticWordAverage) -> SentenceTransformer:
     return SentenceTransformer(modules=[word_module, Normalize()], device="cpu")
 
 
+FALLBACK_CHARACTERS = [
+    "?",
+    "!",
+    "#",
+    ".",
+    ",",
+    "東",
+    "京",
+    *"\u043f\u0440\u0438\u0432\u0435\u0442",
+    "😀",
+    "é",
+]  # the letters of Privet
+FALLBACK_TEXTS = ["", " ", "?", "!!!", "#", "🙂", "東京", "Привет"]
+"""The texts without a known word of issue 45: each must embed to a unit vector."""
+
+
+def with_fallback(module: StaticWordAverage, characters: list[str] = FALLBACK_CHARACTERS) -> StaticWordAverage:
+    """``module`` with fallback rows for ``characters``: random rows scaled as st_static.extraction.fallback does.
+
+    Its tokenizer is rebuilt with the characters as continuation pieces too (as a teacher that has them gives them).
+    """
+    from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE
+    from st_static.model.tokenization import add_fallback_layout, build_word_tokenizer
+
+    base = build_word_tokenizer(
+        module.vocabulary, teacher_tokenizer=teacher_like_tokenizer(), extra_characters=characters
+    )
+    words = module.word_vectors.detach()
+    norm = float(words.norm(dim=1).median())
+    rows = np.random.default_rng(7).standard_normal((1 + len(characters), words.shape[1])).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    rows[0] *= EMPTY_TEXT_SCALE * norm
+    rows[1:] *= FALLBACK_CHARACTER_SCALE * norm
+    tokenizer = add_fallback_layout(base, characters)
+    return StaticWordAverage(tokenizer, np.concatenate([words.numpy(), rows]), metadata=module.metadata)
+
+
+@pytest.fixture
+def fallback_module(word_module: StaticWordAverage) -> StaticWordAverage:
+    """The tiny word module with fallback rows (:data:`FALLBACK_CHARACTERS` and the empty text's)."""
+    return with_fallback(word_module)
+
+
+@pytest.fixture
+def fallback_model(fallback_module: StaticWordAverage) -> SentenceTransformer:
+    return SentenceTransformer(modules=[fallback_module, Normalize()], device="cpu")
+
+
 # Metadata of a fully described model, as a build records it (keys in DEVELOPING.md).
 DESCRIBED_METADATA = {
     "teacher": "sentence-transformers/all-MiniLM-L6-v2",

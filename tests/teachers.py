@@ -27,12 +27,28 @@ TINY_CORPUS = [
 ]
 
 
-def _wordpiece_tokenizer() -> Tokenizer:
+SYMBOL_PIECES = [
+    "?",
+    "!",
+    "#",
+    ".",
+    ",",
+    "東",
+    "京",
+    *"\u043f\u0440\u0438\u0432\u0435\u0442",
+    "😀",
+]  # Cyrillic: the letters of Privet
+"""Single characters of the ``symbols`` teacher beyond ASCII letters: punctuation, Han, Cyrillic, an emoji."""
+
+
+def _wordpiece_tokenizer(symbols: bool = False) -> Tokenizer:
     pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "on", "mat", "a", "dog", "log", "was", "red"]
     pieces += ["old", "and", "token", "##isation", "##s", "un", "##believ", "##able", "piece", "friend", "young"]
     pieces += ["chase", "##d", "split", "word", "into", "of", "are"]
     pieces += [chr(code) for code in range(ord("a"), ord("z") + 1) if chr(code) not in pieces]
     pieces += ["##" + chr(code) for code in range(ord("a"), ord("z") + 1) if "##" + chr(code) not in pieces]
+    if symbols:
+        pieces += [*SYMBOL_PIECES, *("##" + piece for piece in SYMBOL_PIECES if piece.isalpha())]
     tokenizer = Tokenizer(models.WordPiece({piece: index for index, piece in enumerate(pieces)}, unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -73,12 +89,16 @@ def _unigram_tokenizer(cjk: bool = False) -> Tokenizer:
 def make_tiny_teacher(folder: Path, kind: str = "wordpiece", hidden_size: int = 32, seed: int = 0) -> Path:
     """Save a tiny BERT teacher (2 layers) as a SentenceTransformer folder.
 
-    ``kind``: ``"wordpiece"``, ``"unigram"`` or ``"cjk"`` (Unigram with Chinese and Japanese tokens).
+    ``kind``: ``"wordpiece"``, ``"unigram"``, ``"cjk"`` (Unigram with Chinese and Japanese tokens) or ``"symbols"``
+    (WordPiece with the characters :data:`SYMBOL_PIECES`).
     """
-    tokenizer = _wordpiece_tokenizer() if kind == "wordpiece" else _unigram_tokenizer(cjk=kind == "cjk")
+    if kind in ("wordpiece", "symbols"):
+        tokenizer = _wordpiece_tokenizer(symbols=kind == "symbols")
+    else:
+        tokenizer = _unigram_tokenizer(cjk=kind == "cjk")
     special = (
         {"unk_token": "[UNK]", "pad_token": "[PAD]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
-        if kind == "wordpiece"
+        if kind in ("wordpiece", "symbols")
         else {"unk_token": "<unk>", "pad_token": "<pad>", "cls_token": "<s>", "sep_token": "</s>"}
     )
     hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=tokenizer, model_max_length=64, **special)

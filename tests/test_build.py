@@ -70,15 +70,17 @@ def fake_evaluator(model: SentenceTransformer) -> dict[str, dict[str, float]]:
 def test_build_runs_every_stage_and_publishes_a_bare_loadable_model(teacher, corpus, tmp_path):
     settings = tiny_settings(teacher, corpus=str(corpus))
     result = build(settings, tmp_path / "model", evaluate=fake_evaluator, build_command="st-static build ...")
-    assert set(result.stage_scores) == {"extraction", "pca", "distillation"}
+    assert set(result.stage_scores) == {"extraction", "pca", "distillation", "fallback"}
     model = SentenceTransformer(str(tmp_path / "model"), device="cpu")
     assert model.encode("the cat").shape == (8,)
+    np.testing.assert_allclose(np.linalg.norm(model.encode(["", "?", "zzqq"]), axis=1), 1.0, atol=1e-5)
     config = json.loads((tmp_path / "model" / "st_static_config.json").read_text())
     assert config["metadata"]["stages"] == ["extraction", "pca", "distillation"]
+    assert config["metadata"]["fallback"]["empty_text_scale"] > 0
     evaluation = json.loads((tmp_path / "model" / "evaluation.json").read_text())
-    assert evaluation["results"]["toy-sts"]["score"] == pytest.approx(
-        result.stage_scores["distillation"]["toy-sts"]["score"]
-    )
+    scores = {stage: result.stage_scores[stage]["toy-sts"]["score"] for stage in ("distillation", "fallback")}
+    assert evaluation["results"]["toy-sts"]["score"] == pytest.approx(scores["fallback"])
+    assert scores["fallback"] == pytest.approx(scores["distillation"], abs=1e-3)  # texts with words keep vectors
     assert (tmp_path / "model" / "training" / "training_curve.png").is_file()
     assert "st-static build ..." in (tmp_path / "model" / "README.md").read_text()
     assert "| distillation |" in stage_scores_markdown(result.stage_scores)

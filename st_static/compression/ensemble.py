@@ -25,6 +25,7 @@ whole vector, ``Dense`` is linear plus an element-wise activation). An ensemble 
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -39,6 +40,8 @@ from st_static.compression.pruning import continuation_characters, max_word_char
 from st_static.model.metadata import EnsembleMember, EnsembleRecord, FoldedNormsRecord, ModelMetadata
 from st_static.model.static_word_average import StaticWordAverage, check_texts
 from st_static.model.tokenization import build_word_tokenizer
+
+logger = logging.getLogger(__name__)
 
 
 class BlockNormalize(Module):
@@ -102,6 +105,14 @@ BlockNormalize.__module__ = "st_static.compression"
 
 def _member_pipeline(model: SentenceTransformer, index: int) -> StaticWordAverage:
     module, rest = float_pipeline(model)
+    if module.fallback is not None:
+        logger.warning(
+            "Ensemble member %d has fallback rows; the ensemble is built without them (BlockNormalize would give a "
+            "member that knows no word of a text its fallback vector at full weight). Add them to the folded "
+            "ensemble with st_static.add_fallback_rows.",
+            index,
+        )
+        module = module.without_fallback()
     if not all(isinstance(later, Normalize) for later in rest):
         names = ", ".join(type(later).__name__ for later in rest)
         raise ValueError(

@@ -9,13 +9,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import torch
 from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
 from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.model.metadata import ModelMetadata, PruningRecord
 from st_static.model.static_word_average import StaticWordAverage
-from st_static.model.tokenization import CONTINUATION_PREFIX, DEFAULT_MAX_WORD_CHARS, build_word_tokenizer
+from st_static.model.tokenization import (
+    CONTINUATION_PREFIX,
+    DEFAULT_MAX_WORD_CHARS,
+    add_fallback_layout,
+    build_word_tokenizer,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -117,8 +123,8 @@ def prune_vocabulary(
     """Keep the ``vocab_size`` most frequent words of a static model and rebuild its tokenizer.
 
     A dropped word now falls back through the prefix rule (its longest kept prefix, e.g. ``tokenise`` ->
-    ``token``), or is dropped if no prefix is kept. Rows are re-ordered most frequent first. The table comes
-    back as float32 (a compressed input is dequantised): quantise after pruning.
+    ``token``), or is dropped if no prefix is kept. Rows are re-ordered most frequent first; fallback rows are kept
+    after them. The table comes back as float32 (a compressed input is dequantised): quantise after pruning.
 
     Args:
         model: A static ``SentenceTransformer``.
@@ -135,9 +141,10 @@ def prune_vocabulary(
         raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}.")
     module, rest = float_pipeline(model)
     vocabulary = module.vocabulary
+    num_words = module.num_vocabulary_words
     order, source = frequency_order(vocabulary, frequencies, module.metadata)
-    if vocab_size >= module.num_words:
-        logger.warning("vocab_size=%d keeps all %d words; nothing is pruned.", vocab_size, module.num_words)
+    if vocab_size >= num_words:
+        logger.warning("vocab_size=%d keeps all %d words; nothing is pruned.", vocab_size, num_words)
     kept = order[: int(vocab_size)]
     words = [vocabulary[row] for row in kept]
     tokenizer = build_word_tokenizer(
@@ -148,11 +155,14 @@ def prune_vocabulary(
     )
     metadata = module.metadata.updated(
         vocab_size=len(words),
-        pruning=PruningRecord(kept_words=len(words), original_words=module.num_words, ranked_by=source),
+        pruning=PruningRecord(kept_words=len(words), original_words=num_words, ranked_by=source),
     )
     counts = metadata.word_counts
-    if counts is not None and len(counts) == module.num_words:
+    if counts is not None and len(counts) == num_words:
         metadata.word_counts = [counts[row] for row in kept]
     vectors = module.word_vectors.detach()[kept.tolist()]
+    if module.fallback is not None:  # the fallback rows stay, after the kept words
+        tokenizer = add_fallback_layout(tokenizer, module.fallback_characters)
+        vectors = torch.cat([vectors, module.word_vectors.detach()[num_words:]])
     pruned = StaticWordAverage(tokenizer, vectors, metadata=metadata)
     return rebuild(model, [pruned, *rest])

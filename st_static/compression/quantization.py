@@ -10,10 +10,14 @@ averages them in float32 (a float16 table averaged in float16 overflows on long 
 | format | stored per word | scale | how bare sentence-transformers gets the vectors |
 | --- | --- | --- | --- |
 | ``float32`` | ``dim`` float32 | none | ``embeddings[mapping]`` |
-| ``float16`` | ``dim`` float16 | ones | ``embeddings[mapping] * 1``, upcast to float32 |
+| ``float16`` | ``dim`` float16 | ones (tiny rows: absmax) | ``embeddings[mapping] * weights``, upcast to float32 |
 | ``int8-row`` | ``dim`` int8 | per word (``weights``) | ``codes * row_scale``; absmax: the largest entry is 127 |
-| ``int8-column`` | ``dim`` int8 | per dimension | ``codes * 1``, then a diagonal ``Dense`` layer (no bias, identity) |
+| ``int8-column`` | ``dim`` int8 | per dimension (+ tiny rows') | ``codes * weights``, then a diagonal ``Dense`` |
 | ``binary`` | ``dim`` int8 of +-1 | per word: mean absolute value | ``sign * row_scale`` |
+
+Rows far smaller than the others (the fallback rows of :mod:`st_static.extraction.fallback`, ~1e-4 and ~1e-7 of a
+word row) would round to zero in ``float16`` (below its normal range) and ``int8-column`` (below half a step of
+the column scale); they are stored scaled up, with their scale in ``weights``.
 
 ``binary`` is one byte per entry on disk, the same as ``int8``: safetensors has no packed-bit dtype that
 ``StaticEmbedding`` could read. It compresses about 8x further under any general-purpose compressor (each byte
@@ -47,6 +51,8 @@ StorageFormat = Literal["float32", "float16", "int8-row", "int8-column", "binary
 STORAGE_FORMATS: tuple[str, ...] = get_args(StorageFormat)
 INT8_LIMIT = 127
 FLOAT16_MAX = float(torch.finfo(torch.float16).max)
+FLOAT16_SMALL_ROW = 1 / 16
+"""float16 rows whose largest entry is smaller are stored divided by it (their small entries would be subnormal)."""
 
 
 @dataclass(frozen=True)
@@ -111,15 +117,24 @@ def quantize_table(word_vectors: torch.Tensor | np.ndarray, storage: str) -> Qua
         largest = float(table.abs().max()) if table.numel() else 0.0
         if largest > FLOAT16_MAX:
             raise ValueError(f"The table holds values up to {largest:g}, beyond float16's range ({FLOAT16_MAX:g}).")
-        return QuantizedTable(table.to(torch.float16))
+        row_max = table.abs().amax(dim=1)
+        small = (row_max > 0) & (row_max < FLOAT16_SMALL_ROW)
+        if not small.any():
+            return QuantizedTable(table.to(torch.float16))
+        row_scale = torch.where(small, row_max, torch.ones_like(row_max))
+        return QuantizedTable((table / row_scale[:, None]).to(torch.float16), row_scale=row_scale)
     if storage == "int8-row":
         scale = _absmax_scale(table, dim=1)
         codes = torch.round(table / scale[:, None]).clamp(-INT8_LIMIT, INT8_LIMIT).to(torch.int8)
         return QuantizedTable(codes, row_scale=scale)
     if storage == "int8-column":
         scale = _absmax_scale(table, dim=0)
-        codes = torch.round(table / scale[None, :]).clamp(-INT8_LIMIT, INT8_LIMIT).to(torch.int8)
-        return QuantizedTable(codes, column_scale=scale)
+        scaled = table / scale[None, :]
+        row_max = scaled.abs().amax(dim=1)
+        vanishing = (row_max > 0) & (row_max < 1)  # rows that would round to all zeros
+        row_scale = torch.where(vanishing, row_max / INT8_LIMIT, torch.ones_like(row_max))
+        codes = torch.round(scaled / row_scale[:, None]).clamp(-INT8_LIMIT, INT8_LIMIT).to(torch.int8)
+        return QuantizedTable(codes, row_scale=row_scale if vanishing.any() else None, column_scale=scale)
     # binary: sign times the mean absolute value of the row, the scale that minimises the squared error.
     codes = torch.where(table >= 0, 1, -1).to(torch.int8)
     return QuantizedTable(codes, row_scale=table.abs().mean(dim=1))
@@ -141,6 +156,8 @@ class CompactStaticWordAverage(StaticWordAverage):
             ``storage``.
         storage: One of :data:`STORAGE_FORMATS`.
         column_scale: The per-dimension scale of ``int8-column`` (required for it, refused otherwise).
+        row_scale: ``int8-column`` only: the per-row scale of rows stored scaled up (``word_vectors`` then holds
+            the codes times it); ``None`` for none.
     """
 
     def __init__(
@@ -150,14 +167,18 @@ class CompactStaticWordAverage(StaticWordAverage):
         metadata: ModelMetadata | Mapping[str, Any] | None = None,
         storage: str = "float32",
         column_scale: torch.Tensor | None = None,
+        row_scale: torch.Tensor | None = None,
     ) -> None:
         storage = check_storage_format(storage)
         if (storage == "int8-column") != (column_scale is not None):
             raise ValueError("column_scale is required for the int8-column format and only for it.")
+        if row_scale is not None and storage != "int8-column":
+            raise ValueError("row_scale is for the int8-column format only.")
         super().__init__(tokenizer, word_vectors, metadata=metadata)
         self.storage: StorageFormat = storage
         self.metadata.quantization = storage
         self.column_scale = None if column_scale is None else column_scale.detach().to("cpu", torch.float32)
+        self.row_scale = None if row_scale is None else row_scale.detach().to("cpu", torch.float32)
         if self.column_scale is not None and self.column_scale.shape != (self.embedding_dim,):
             raise ValueError(
                 f"column_scale has shape {tuple(self.column_scale.shape)}, expected ({self.embedding_dim},)."
@@ -183,12 +204,16 @@ class CompactStaticWordAverage(StaticWordAverage):
         self.sync_token_rows()
         table = self.word_vectors.detach().to("cpu", torch.float32)
         if self.storage == "int8-column":
-            if not torch.equal(table, table.round()) or table.abs().max() > INT8_LIMIT:
+            row_scale = self.row_scale
+            codes = table if row_scale is None else table / row_scale[:, None]
+            rounded = codes.round()
+            exact = torch.equal(codes, rounded) if row_scale is None else torch.allclose(codes, rounded, atol=1e-3)
+            if not exact or rounded.abs().max() > INT8_LIMIT:
                 raise ValueError(
                     "The int8-column table no longer holds integer codes in [-127, 127]; it was changed after "
                     "quantisation. Convert the model with st_static.compression.to_float32 and quantise again."
                 )
-            quantized = QuantizedTable(table.to(torch.int8))
+            quantized = QuantizedTable(rounded.to(torch.int8), row_scale=row_scale)
         else:
             quantized = quantize_table(table, self.storage)
         zero_row = torch.zeros(1, table.shape[1], dtype=quantized.codes.dtype)
@@ -229,12 +254,14 @@ def quantize(model: SentenceTransformer, storage: str) -> SentenceTransformer:
     quantized = quantize_table(module.word_vectors.detach(), storage)
     metadata = module.metadata
     if storage == "int8-column":
+        codes = quantized.codes.to(torch.float32)
         compact = CompactStaticWordAverage(
             module.tokenizer,
-            quantized.codes.to(torch.float32),
+            codes if quantized.row_scale is None else codes * quantized.row_scale[:, None],
             metadata=metadata,
             storage=storage,
             column_scale=quantized.column_scale,
+            row_scale=quantized.row_scale,
         )
         return rebuild(model, [compact, column_scale_dense(quantized.column_scale), *rest])
     compact = CompactStaticWordAverage(module.tokenizer, quantized.dequantize(), metadata=metadata, storage=storage)

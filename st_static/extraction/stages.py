@@ -424,6 +424,35 @@ def run_completion(
     return ExtractionStage(folder=output, stats=stats)
 
 
+def run_fallback(
+    model_path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    settings: ExtractionSettings,
+    device: str | None = None,
+) -> Path:
+    """The last step: the finished table with fallback rows (:mod:`st_static.extraction.fallback`), saved in
+    ``output`` (with ``report.json``); a finished folder is reused.
+
+    Returns:
+        The saved model's folder (``output / "model"``).
+    """
+    from st_static.extraction.fallback import add_fallback_rows
+
+    output = Path(output)
+    if (output / "report.json").is_file():
+        return output / "model"
+    started = time.perf_counter()
+    settings = settings.with_teacher_prompt()
+    model = load_model(model_path)
+    teacher = load_teacher(settings.teacher, device=process_device(device), precision=settings.teacher_precision)
+    completed, report = add_fallback_rows(model, teacher, prompt=settings.prompt)
+    report["seconds"] = time.perf_counter() - started
+    with staged_folder(output, replaceable=holds_st_static_output) as staging:
+        save_model(completed, staging / "model")
+        (staging / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return output / "model"
+
+
 def _link_or_copy(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
     """Hard-link a read-only stage file (copy where links are not possible)."""
     try:

@@ -8,19 +8,32 @@ operations per batch and one dict look-up per word, several times faster than th
 per-character alignments and an ``Encoding`` object per text. :meth:`AsciiWordRows.from_tokenizer` builds it
 only for tokenizers whose configuration it reproduces; ``tests/test_serving.py`` checks it against the
 tokenizer on random ASCII text and corpus lines.
+
+With fallback rows (:func:`~st_static.model.tokenization.add_fallback_layout`) a text also reads the row of each
+ASCII punctuation or symbol character that has one, and the empty-text row once (also the empty text, which the
+tokenizer gives no token: a saved folder gives it that row through its ``Dense`` module,
+:mod:`st_static.model.empty_text`). The rows of a text come in another order than the tokenizer's (the empty-text
+row, the words, then the symbols), which changes no sum beyond float rounding.
 """
 
 from __future__ import annotations
 
 import json
 import string
+import unicodedata
 from collections.abc import Sequence
 from itertools import repeat
 
 import numpy as np
 from tokenizers import Tokenizer
 
-from st_static.model.tokenization import CONTINUATION_PREFIX, is_word_tokenizer
+from st_static.model.tokenization import (
+    CONTINUATION_PREFIX,
+    SENTINEL,
+    fallback_layout,
+    has_fallback_pre_tokenizer,
+    is_word_tokenizer,
+)
 
 ASCII_WORD_CHARS = string.ascii_letters + string.digits
 _TEXT_END_BYTE = b"\x80"  # ends each text of a batch: never in ASCII text, never in a word
@@ -28,6 +41,7 @@ _MISSING = -1
 _TEXT_END = -2
 _CACHE_LIMIT = 1 << 16
 _NORMALIZERS_WITHOUT_ASCII_EFFECT = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
+_SYMBOL_CATEGORIES = frozenset("PS")
 
 
 def _byte_table(lowercase: bool) -> bytes:
@@ -53,6 +67,8 @@ class AsciiWordRows:
         lowercase: Lowercase the text first.
         max_word_chars: Longer words are dropped (WordPiece's ``max_input_chars_per_word``).
         dropped_row: The row of dropped tokens (the zero row).
+        symbol_rows: The row of each ASCII punctuation or symbol character that reads one (fallback rows).
+        sentinel_row: The empty-text row every text reads once (fallback rows), or ``None``.
     """
 
     def __init__(
@@ -62,6 +78,8 @@ class AsciiWordRows:
         lowercase: bool,
         max_word_chars: int,
         dropped_row: int,
+        symbol_rows: dict[str, int] | None = None,
+        sentinel_row: int | None = None,
     ) -> None:
         self.word_rows = {word.encode("ascii"): row for word, row in word_rows.items() if len(word) <= max_word_chars}
         self.continuations = frozenset(piece.encode("ascii") for piece in continuations)
@@ -74,6 +92,13 @@ class AsciiWordRows:
         self._table = _byte_table(lowercase)
         self._lookup = {**self.word_rows, _TEXT_END_BYTE: _TEXT_END}
         self._unknown_words: dict[bytes, int] = {}
+        self.symbol_rows = dict(symbol_rows or {})
+        self.sentinel_row = sentinel_row
+        self._byte_rows = np.full(256, _MISSING, dtype=np.int64)
+        for symbol, row in self.symbol_rows.items():
+            self._byte_rows[ord(symbol)] = row
+        kept = {ord(symbol) for symbol in self.symbol_rows} | {_TEXT_END_BYTE[0]}
+        self._non_symbols = bytes(code for code in range(256) if code not in kept)  # deleted to count symbols
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Tokenizer, token_rows: np.ndarray, dropped_row: int) -> AsciiWordRows | None:
@@ -88,8 +113,10 @@ class AsciiWordRows:
             return None
         if tokenizer.truncation is not None or tokenizer.padding is not None or tokenizer.post_processor is not None:
             return None
-        if json.loads(tokenizer.pre_tokenizer.__getstate__()).get("invert", False):
-            return None
+        symbols = has_fallback_pre_tokenizer(tokenizer)
+        layout = fallback_layout(tokenizer)
+        if layout is not None and not symbols:
+            return None  # a sentinel the pre-tokeniser removes: not a layout this class reproduces
         model = tokenizer.model
         if model.continuing_subword_prefix != CONTINUATION_PREFIX:
             return None
@@ -98,7 +125,9 @@ class AsciiWordRows:
             return None
         word_rows: dict[str, int] = {}
         continuations: set[str] = set()
-        for token, token_id in tokenizer.get_vocab(with_added_tokens=False).items():
+        symbol_rows: dict[str, int] = {}
+        vocab = tokenizer.get_vocab(with_added_tokens=False)
+        for token, token_id in vocab.items():
             if token.startswith(CONTINUATION_PREFIX):
                 piece = token[len(CONTINUATION_PREFIX) :]
                 if _is_ascii_word(piece):
@@ -107,7 +136,18 @@ class AsciiWordRows:
                     continuations.add(piece)
             elif _is_ascii_word(token):
                 word_rows[token] = int(token_rows[token_id])
-        return cls(word_rows, frozenset(continuations), lowercase, model.max_input_chars_per_word, dropped_row)
+            elif symbols and _is_ascii_symbol(token) and token_rows[token_id] != dropped_row:
+                symbol_rows[token] = int(token_rows[token_id])
+        sentinel_row = None if layout is None else int(token_rows[vocab[SENTINEL]])
+        return cls(
+            word_rows,
+            frozenset(continuations),
+            lowercase,
+            model.max_input_chars_per_word,
+            dropped_row,
+            symbol_rows=symbol_rows,
+            sentinel_row=sentinel_row,
+        )
 
     def rows(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Table rows of the words of ASCII texts.
@@ -117,26 +157,41 @@ class AsciiWordRows:
 
         Returns:
             ``(rows, counts)``: one row per word of all texts, in order (``dropped_row`` for a dropped word),
-            and the number of words of each text.
+            and the number of rows of each text. With fallback rows a text's rows are the empty-text row, its
+            words' rows, then its symbols' rows.
         """
-        data = ("\x80".join(texts) + "\x80").encode("latin-1").translate(self._table)
-        tokens = data.replace(_TEXT_END_BYTE, b" \x80 ").split()
+        joined = ("\x80".join(texts) + "\x80").encode("latin-1")
+        tokens = joined.translate(self._table).replace(_TEXT_END_BYTE, b" \x80 ").split()
         ids = np.fromiter(map(self._lookup.get, tokens, repeat(_MISSING)), dtype=np.int64, count=len(tokens))
         for index in np.flatnonzero(ids == _MISSING).tolist():
             ids[index] = self.unknown_word_row(tokens[index])
         is_end = ids == _TEXT_END
         counts = np.diff(np.flatnonzero(is_end), prepend=-1) - 1
-        return ids[~is_end], counts
+        if self.sentinel_row is None and not self.symbol_rows:
+            return ids[~is_end], counts
+        parts = [(ids[~is_end], counts)]
+        if self.sentinel_row is not None:
+            parts.insert(0, (np.full(len(texts), self.sentinel_row, dtype=np.int64), np.ones(len(texts), np.int64)))
+        if self.symbol_rows:
+            codes = np.frombuffer(joined.translate(None, self._non_symbols), dtype=np.uint8)
+            is_end = codes == _TEXT_END_BYTE[0]
+            parts.append((self._byte_rows[codes[~is_end]], np.diff(np.flatnonzero(is_end), prepend=-1) - 1))
+        return concatenate_per_text(parts)
 
     def text_rows(self, text: str) -> list[int]:
         """The rows of one ASCII text's words (what :meth:`rows` gives for one text, with less overhead)."""
-        words = text.encode("ascii").translate(self._table).split()
+        data = text.encode("ascii")
+        words = data.translate(self._table).split()
         get = self.word_rows.get
         rows = [get(word, _MISSING) for word in words]
         if _MISSING in rows:
             rows = [
                 self.unknown_word_row(word) if row == _MISSING else row for word, row in zip(words, rows, strict=True)
             ]
+        if self.symbol_rows:
+            rows += [self.symbol_rows[chr(code)] for code in data.translate(None, self._non_symbols)]
+        if self.sentinel_row is not None:
+            rows.insert(0, self.sentinel_row)
         return rows
 
     def unknown_word_row(self, word: bytes) -> int:
@@ -177,6 +232,31 @@ def _is_ascii_word(token: str) -> bool:
     return bool(token) and token.isascii() and token.isalnum()
 
 
+def _is_ascii_symbol(token: str) -> bool:
+    """An ASCII punctuation or symbol character: a token of its own under the fallback pre-tokeniser."""
+    return len(token) == 1 and token.isascii() and unicodedata.category(token)[0] in _SYMBOL_CATEGORIES
+
+
+def concatenate_per_text(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Join several row lists of the same texts text by text: each text's rows of ``parts[0]``, then of ``parts[1]``...
+
+    Args:
+        parts: ``(rows, counts)`` per part: flat rows of all texts and the number of rows of each text.
+
+    Returns:
+        ``(rows, counts)`` of the joined lists.
+    """
+    counts = np.sum([part_counts for _, part_counts in parts], axis=0)
+    starts = np.cumsum(counts) - counts
+    rows = np.empty(int(counts.sum()), dtype=np.int64)
+    before = np.zeros_like(counts)
+    for part_rows, part_counts in parts:
+        part_starts = np.cumsum(part_counts) - part_counts
+        rows[np.repeat(starts + before - part_starts, part_counts) + np.arange(len(part_rows))] = part_rows
+        before += part_counts
+    return rows, counts
+
+
 def _lowercases_ascii(tokenizer: Tokenizer) -> bool | None:
     """Whether the normaliser lowercases ASCII text; ``None`` if it does anything else to ASCII text."""
     if tokenizer.normalizer is None:
@@ -187,6 +267,8 @@ def _lowercases_ascii(tokenizer: Tokenizer) -> bool | None:
     for member in members:
         if member.get("type") == "Lowercase":
             lowercase = True
+        elif member == {"type": "Prepend", "prepend": SENTINEL}:
+            continue  # the fallback sentinel: its row is added by AsciiWordRows itself
         elif member.get("type") not in _NORMALIZERS_WITHOUT_ASCII_EFFECT:
             return None
     return lowercase

@@ -4,7 +4,8 @@ Each check returns the problem as a sentence, or ``None``; the loader raises it 
 the folder. What is refused, and why:
 
 * a ``tokenizer.json`` whose normaliser, pre-tokeniser, model, decoder or extras are not exactly what
-  :func:`st_static.model.tokenization.build_word_tokenizer` writes (every st-static folder, compressed, pruned or an
+  :func:`st_static.model.tokenization.build_word_tokenizer` writes, with or without the fallback rows of
+  :func:`~st_static.model.tokenization.add_fallback_layout` (every st-static folder, compressed, pruned or an
   ensemble, has that structure). Anything else can change what the words are, or run a hostile regex: the Rust
   regex engine panics on a pattern like ``(a+)+$`` after two dozen characters;
 * a table that is not floating point, holds NaN or infinite values, or holds a value beyond
@@ -37,7 +38,14 @@ import torch
 from packaging.version import InvalidVersion, Version
 
 from st_static.files import file_sha256
-from st_static.model.tokenization import CONTINUATION_PREFIX, UNKNOWN_TOKEN, WORD_SEPARATOR_PATTERN
+from st_static.model.tokenization import (
+    CONTINUATION_PREFIX,
+    FALLBACK_ISOLATED_PATTERN,
+    FALLBACK_REMOVED_PATTERN,
+    SENTINEL,
+    UNKNOWN_TOKEN,
+    WORD_SEPARATOR_PATTERN,
+)
 
 # No real table comes near this: teacher embeddings, PCA outputs and trained rows are O(1) to O(100), and int8
 # codes are at most 127. It keeps every sum finite: the mean of n rows needs a float32 sum of at most n * 1e6
@@ -53,7 +61,17 @@ _NORMALIZERS = (
     {"type": "NFC"},
     {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]},
 )
+_PREPEND_SENTINEL = {"type": "Prepend", "prepend": SENTINEL}
+# With fallback rows (st_static.model.tokenization.add_fallback_layout): the sentinel prepended last.
+_FALLBACK_NORMALIZERS = (
+    {"type": "Sequence", "normalizers": [{"type": "NFC"}, _PREPEND_SENTINEL]},
+    {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}, _PREPEND_SENTINEL]},
+)
 _PRE_TOKENIZER = {"type": "Split", "pattern": {"Regex": WORD_SEPARATOR_PATTERN}, "behavior": "Removed", "invert": False}
+_FALLBACK_SPLITS = (
+    {"type": "Split", "pattern": {"Regex": FALLBACK_REMOVED_PATTERN}, "behavior": "Removed", "invert": False},
+    {"type": "Split", "pattern": {"Regex": FALLBACK_ISOLATED_PATTERN}, "behavior": "Isolated", "invert": False},
+)
 _MODEL_KEYS = {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}
 
 
@@ -66,11 +84,17 @@ def tokenizer_structure_problem(state: object) -> str | None:
     """
     if not isinstance(state, dict):
         return f"it is a JSON {type(state).__name__}, not an object"
-    if state.get("normalizer") not in _NORMALIZERS:
-        return f"its normalizer is {_describe(state.get('normalizer'))}, not NFC (+ Lowercase)"
+    fallback = state.get("normalizer") in _FALLBACK_NORMALIZERS
+    if state.get("normalizer") not in _NORMALIZERS and not fallback:
+        return f"its normalizer is {_describe(state.get('normalizer'))}, not NFC (+ Lowercase) (+ the sentinel)"
     pre_tokenizer = state.get("pre_tokenizer")
-    if not isinstance(pre_tokenizer, dict) or {"invert": False, **pre_tokenizer} != _PRE_TOKENIZER:
-        return f"its pre-tokenizer is {_describe(state.get('pre_tokenizer'))}, not the split on non-letters"
+    if fallback and not _is_fallback_pre_tokenizer(pre_tokenizer):
+        return (
+            f"its pre-tokenizer is {_describe(pre_tokenizer)}, not the split on non-letters that keeps symbols, "
+            "which a normalizer with the fallback sentinel needs"
+        )
+    if not fallback and (not isinstance(pre_tokenizer, dict) or {"invert": False, **pre_tokenizer} != _PRE_TOKENIZER):
+        return f"its pre-tokenizer is {_describe(pre_tokenizer)}, not the split on non-letters"
     for part in ("post_processor", "truncation", "padding"):
         if state.get(part) is not None:
             return f"it has a {part} ({_describe(state[part])})"
@@ -85,6 +109,21 @@ def tokenizer_structure_problem(state: object) -> str | None:
     ):
         return f"its decoder is {_describe(decoder)}, not WordPiece"
     return _model_problem(state.get("model"))
+
+
+def _is_fallback_pre_tokenizer(pre_tokenizer: object) -> bool:
+    if not isinstance(pre_tokenizer, dict) or set(pre_tokenizer) != {"type", "pretokenizers"}:
+        return False
+    splits = pre_tokenizer["pretokenizers"]
+    return (
+        pre_tokenizer["type"] == "Sequence"
+        and isinstance(splits, list)
+        and len(splits) == len(_FALLBACK_SPLITS)
+        and all(isinstance(split, dict) for split in splits)
+        and all(
+            {"invert": False, **split} == expected for split, expected in zip(splits, _FALLBACK_SPLITS, strict=True)
+        )
+    )
 
 
 def _model_problem(model: object) -> str | None:

@@ -9,6 +9,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
+from st_static.model.empty_text import is_empty_text_dense
 from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
 from st_static.model.static_word_average import StaticWordAverage, check_texts
 from st_static.model.tokenization import is_word_tokenizer
@@ -67,7 +68,8 @@ def encode(
     Returns:
         ``(len(texts), dim)`` array, or ``(dim,)`` for a single str; ``dim`` is the model's ``truncate_dim`` when
         set (the first ``truncate_dim`` components, as ``model.encode`` gives). Texts without a known word give
-        zeros.
+        zeros, unless the table has fallback rows (:func:`st_static.add_fallback_rows`): then every text gets a unit
+        vector.
 
     Raises:
         TypeError: If ``texts`` is not a str or a sequence of str, ``batch_size`` is not an int, or the model has
@@ -131,8 +133,11 @@ def resolve_prompt(
 
 
 def check_pipeline(model: SentenceTransformer) -> None:
-    """Raise a ``TypeError`` unless every module after the static embedding is a ``Normalize``."""
+    """Raise a ``TypeError`` unless every module after the static embedding is a ``Normalize`` (or the empty text's
+    ``Dense``, :mod:`st_static.model.empty_text`, whose vector this path gives the empty text itself)."""
     for later in list(model)[1:]:
+        if is_empty_text_dense(later):
+            continue
         if not (isinstance(later, Normalize) and later.module_input_name == "sentence_embedding"):
             raise TypeError(
                 f"The fast path handles a static embedding followed by Normalize only; this model also has "

@@ -8,7 +8,7 @@ Every field is optional (``None`` when the model does not record it): a model ma
 itself, and a build adds keys stage by stage. ``to_dict`` writes only the keys that are set, plus ``extra``: the
 keys this st-static does not know (a newer one may have written them), kept and written back unchanged, together
 with known keys that held ``null``. The nested records (``pca``, ``training``, ``speed``, ``pruning``, ``ensemble``
-and its ``members`` and ``folded``) work the same way.
+and its ``members`` and ``folded``, ``fallback``) work the same way.
 """
 
 from __future__ import annotations
@@ -228,6 +228,23 @@ class PruningRecord(_Record):
 
 
 @dataclass(kw_only=True, repr=False)
+class FallbackRecord(_Record):
+    """``fallback``: the fallback rows :func:`st_static.add_fallback_rows` gave the table (every text a vector)."""
+
+    characters: int | None = None
+    """How many characters got a row (besides the empty-text row)."""
+    character_scale: float | None = None
+    """A fallback character's row norm (median) over a word row's (median)."""
+    empty_text_scale: float | None = None
+    """The empty-text row's norm over a word row's (median)."""
+    fitted_on: int | None = None
+    """Vocabulary words whose teacher vectors fitted the map into the table's space."""
+    held_out_cosine: float | None = None
+    """Mean cosine of mapped and actual rows of held-out words (how well the map carries the teacher's space)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
 class FoldedNormsRecord(_Record):
     """``ensemble.folded``: the per-block scales :func:`st_static.compression.fold_block_normalization` folded in."""
 
@@ -301,6 +318,7 @@ class ModelMetadata(_Record):
     """Counts aligned with the table's rows, which pruning ranks by. Set by a builder; pruning keeps it aligned."""
     ensemble: EnsembleRecord | None = None
     truncated_from_dim: int | None = None
+    fallback: FallbackRecord | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this st-static does not know (and known keys that held ``null``), written back unchanged."""
 

@@ -4,14 +4,19 @@ model2vec's numpy-only ``StaticModel.from_pretrained(folder)`` reads ``config.js
 ``embeddings`` tensor of ``model.safetensors`` (with ``mapping`` and per-token ``weights`` when present, as the
 compact storage formats write them). It averages the vectors of a text's tokens, leaving out ``[UNK]``; an
 st-static table gives every other dropped token the zero row, so that mean points the same way as ours, and
-with ``normalize: true`` model2vec returns exactly the saved pipeline's unit vectors. ``max_length: null`` turns
+with ``normalize: true`` model2vec returns exactly the saved pipeline's unit vectors. With fallback rows that holds
+for every text but ``""``, which model2vec gives zeros (it has no token; the saved pipeline's empty-text ``Dense``,
+:mod:`st_static.model.empty_text`, is what gives it a vector elsewhere). ``max_length: null`` turns
 off model2vec's default truncation to 512 tokens (and to 512 times the median token length in characters).
 
 Folders that cannot give their vectors there get no ``config.json`` (model2vec then refuses them): an
 ``int8-column`` table, whose per-dimension scale is applied by a ``Dense`` module after the table, an ensemble,
 whose ``BlockNormalize`` normalises each member's block separately, and any model whose table is not followed by
 exactly one ``Normalize``. A load refuses a ``config.json`` that disagrees with its folder
-(:func:`model2vec_config_problem`, :func:`pipeline_incompatibility`): model2vec would return other vectors.
+(:func:`model2vec_config_problem`, :func:`pipeline_incompatibility`): model2vec would return other vectors. A
+``config.json`` with keys model2vec never writes (:func:`foreign_config_keys`) is another library's (SetFit writes
+its own over ours): the load warns that model2vec's view of the folder is off and goes on; a save in place writes
+model2vec's again.
 """
 
 from __future__ import annotations
@@ -22,11 +27,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from st_static.files import write_text_atomically
+from st_static.model.empty_text import is_empty_text_dense
 
 if TYPE_CHECKING:
     from st_static.model.metadata import ModelMetadata
 
 MODEL2VEC_CONFIG_FILE_NAME = "config.json"
+MODEL2VEC_KEYS = frozenset(
+    {
+        "model_type",
+        "architectures",
+        "hidden_dim",
+        "normalize",
+        "max_length",
+        "tokenizer_name",
+        "apply_pca",
+        "apply_zipf",
+        "sif_coefficient",
+        "seq_length",
+        "pooling",
+        "embedding_dtype",
+        "vocabulary_quantization",
+        "head_config",
+        "language",
+    }
+)
+"""The keys model2vec writes in ``config.json`` (its ``StaticModelConfig``)."""
 DEFAULT_MAX_LENGTH = 512  # model2vec's, when config.json has no max_length
 
 
@@ -66,8 +92,12 @@ def pipeline_incompatibility(later_modules: Sequence[str]) -> str | None:
 
 
 def modules_incompatibility(modules: Iterable[object]) -> str | None:
-    """:func:`pipeline_incompatibility` of a model's modules (a ``SentenceTransformer``), the table first."""
-    later = list(modules)[1:]
+    """:func:`pipeline_incompatibility` of a model's modules (a ``SentenceTransformer``), the table first.
+
+    The empty text's ``Dense`` (:mod:`st_static.model.empty_text`) does not count: model2vec gives every text but
+    ``""`` the same vector without it.
+    """
+    later = [module for module in list(modules)[1:] if not is_empty_text_dense(module)]
     return pipeline_incompatibility([f"{type(module).__module__}.{type(module).__name__}" for module in later])
 
 
@@ -89,6 +119,12 @@ def model2vec_config_problem(config: Mapping[str, Any], embedding_dim: int) -> s
     if hidden_dim != embedding_dim:
         return f"its hidden_dim is {json.dumps(hidden_dim)}, but the table has {embedding_dim} dimensions"
     return None
+
+
+def foreign_config_keys(config: Mapping[str, Any]) -> list[str]:
+    """The keys of a ``config.json`` that model2vec never writes: another library saved the folder over it (SetFit's
+    ``save_pretrained`` writes its own ``config.json`` there, huggingface_hub's mixin config)."""
+    return sorted(key for key in config if key not in MODEL2VEC_KEYS)
 
 
 def model2vec_config(embedding_dim: int) -> dict[str, Any]:

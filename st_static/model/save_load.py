@@ -18,10 +18,12 @@ from torch import nn
 
 from st_static.errors import StStaticError
 from st_static.files import carry_over, staged_folder
+from st_static.model.empty_text import drop_empty_text_dense, is_empty_text_dense_config, with_empty_text_dense
 from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import (
     MODEL2VEC_CONFIG_FILE_NAME,
+    foreign_config_keys,
     model2vec_config_problem,
     model2vec_incompatibility,
     modules_incompatibility,
@@ -70,11 +72,14 @@ def model_folder_inputs(name: str | os.PathLike[str]) -> list[Path]:
 def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **save_kwargs: Any) -> Path:
     """Write ``model`` into the existing (staging) folder ``folder``, with the st-static card for a static model.
 
-    Use :func:`save_model` for a destination that users see; this is the step it runs inside its staging folder.
+    A table with fallback rows is saved with the empty text's ``Dense`` module before ``Normalize``
+    (:mod:`st_static.model.empty_text`), which :func:`load_model` drops again. Use :func:`save_model` for a
+    destination that users see; this is the step it runs inside its staging folder.
     """
     if isinstance(model[0], StaticEmbedding):
         attach_card_data(model)
-    model.save_pretrained(str(folder), **save_kwargs)
+    with with_empty_text_dense(model):
+        model.save_pretrained(str(folder), **save_kwargs)
     if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
         (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
     return Path(folder)
@@ -246,6 +251,7 @@ def load_model(
     model._modules[next(iter(model._modules))] = module.to(model.device)
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)
+    drop_empty_text_dense(model, name)
     attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     if os.path.isdir(name):  # a save back into this folder is a save in place (save_model keeps what it holds)
         setattr(model, LOADED_FROM_ATTRIBUTE, Path(name).resolve())
@@ -293,10 +299,31 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
     modules = read_modules(name, modules_path, st_static_module_classes())
     if os.path.isdir(name):
         _check_module_folders(name, modules)
-    model2vec = _check_json_files(name, modules, **hub_kwargs).get(MODEL2VEC_CONFIG_FILE_NAME)
+    json_files = _check_json_files(name, modules, **hub_kwargs)
+    model2vec = json_files.get(MODEL2VEC_CONFIG_FILE_NAME)
+    foreign = foreign_config_keys(model2vec) if model2vec is not None else []
+    if foreign:
+        logger.warning(
+            "%s: %s holds keys model2vec never writes (%s): another library (e.g. SetFit) saved its own config "
+            "there, so model2vec's StaticModel may not give this model's vectors. st_static.save_model into the "
+            "folder writes model2vec's config again.",
+            name,
+            MODEL2VEC_CONFIG_FILE_NAME,
+            ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else ""),
+        )
+        model2vec = None
     if model2vec is not None:
         reason = model2vec_incompatibility(module.metadata, module.folded_column_scale is not None)
-        reason = reason or pipeline_incompatibility([later["type"] for later in modules[1:]])
+        later = [
+            entry["type"]
+            for entry in modules[1:]
+            if not (
+                module.fallback is not None
+                and entry["type"].endswith(".Dense")
+                and is_empty_text_dense_config(json_files.get(f"{entry['path']}/{MODULE_CONFIG_FILE_NAME}"))
+            )
+        ]
+        reason = reason or pipeline_incompatibility(later)
         problem = f"model2vec cannot give this model's vectors: {reason}" if reason else None
         problem = problem or model2vec_config_problem(model2vec, module.embedding_dim)
         if problem is not None:

@@ -32,12 +32,19 @@ from st_static.model.saved_files import (
 from st_static.model.saved_module import read_saved_module
 from st_static.model.tokenization import (
     DROPPED,
+    FallbackLayout,
     build_word_tokenizer,
+    fallback_characters_of,
+    fallback_layout,
     is_lowercase_tokenizer,
+    remove_fallback_layout,
     token_targets,
 )
 from st_static.model.word_rows import WordRows
 from st_static.tensors import to_numpy
+
+NO_TRUNCATION = 2**31 - 1
+"""What :attr:`StaticWordAverage.max_seq_length` says: a finite number for "texts are never cut"."""
 
 
 def check_texts(texts: object) -> list[str]:
@@ -71,8 +78,10 @@ class StaticWordAverage(StaticEmbedding):
     The word rules (punctuation dropped, exact then lowercase look-up, longest-known-prefix fallback,
     space-less scripts segmented into vocabulary tokens) live in the Rust tokenizer built by
     :func:`st_static.model.tokenization.build_word_tokenizer`. Follow the module with
-    ``sentence_transformers.base.modules.Normalize`` to get unit vectors; text without a known word gives
-    the zero vector.
+    ``sentence_transformers.base.modules.Normalize`` to get unit vectors. Without fallback rows a text without a
+    known word gives the zero vector; with them (:func:`st_static.add_fallback_rows`) every text reads the tiny
+    empty-text row and the tiny rows of its unknown characters, so every text has a direction and a text with a
+    known word keeps its own (see :mod:`st_static.model.tokenization`). Training never moves the fallback rows.
 
     The module *is* a sentence-transformers ``StaticEmbedding`` and saves exactly that class's files
     (``tokenizer.json``, ``model.safetensors`` with one row per token id), plus ``st_static_config.json`` and
@@ -141,6 +150,8 @@ class StaticWordAverage(StaticEmbedding):
         self.embedding = nn.EmbeddingBag.from_pretrained(table, freeze=False, mode="mean", padding_idx=num_words)
         self.register_buffer("token_rows", token_rows, persistent=False)
         self.num_words = num_words
+        self.fallback: FallbackLayout | None = fallback_layout(tokenizer)
+        """Where the fallback rows are (the empty-text row, then one per fallback character), or ``None``."""
         self.lowercase = is_lowercase_tokenizer(tokenizer)
         self.metadata = metadata
         self._vocabulary: list[str] | None = None
@@ -179,6 +190,15 @@ class StaticWordAverage(StaticEmbedding):
         tokenizer = build_word_tokenizer(words, teacher_tokenizer=teacher_tokenizer, lowercase=lowercase)
         return cls(tokenizer, word_vectors, metadata=metadata)
 
+    def without_fallback(self) -> StaticWordAverage:
+        """A new module with this one's words and without fallback rows (``self`` when it has none)."""
+        if self.fallback is None:
+            return self
+        metadata = self.metadata.copy()
+        metadata.fallback = None
+        words = self.word_vectors.detach()[: self.num_vocabulary_words].clone()
+        return StaticWordAverage(remove_fallback_layout(self.tokenizer), words, metadata=metadata)
+
     @classmethod
     def from_static_embedding(
         cls, module: StaticEmbedding, metadata: ModelMetadata | Mapping[str, Any] | None = None
@@ -191,6 +211,19 @@ class StaticWordAverage(StaticEmbedding):
         return cls(module.tokenizer, weight[:num_words].clone(), metadata=metadata)
 
     # ------------------------------------------------------------------ properties
+    @property
+    def max_seq_length(self) -> int:
+        """A finite stand-in for "no limit": the module reads texts of any length whole.
+
+        sentence-transformers' ``StaticEmbedding`` says ``math.inf`` and has no setter; clients that need a number
+        (LlamaIndex's ``max_length``) or set one get it here. Setting it records the value and truncates nothing.
+        """
+        return self.__dict__.get("_max_seq_length", NO_TRUNCATION)
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int) -> None:
+        self.__dict__["_max_seq_length"] = value
+
     @property
     def metadata(self) -> ModelMetadata:
         """What the model records about itself; read and set its fields as attributes (``metadata.teacher``).
@@ -206,18 +239,33 @@ class StaticWordAverage(StaticEmbedding):
 
     @property
     def vocabulary(self) -> list[str]:
-        """The vocabulary words, in row order."""
+        """The vocabulary words, in row order (the rows ``[0, num_vocabulary_words)``; fallback rows follow them)."""
         if self._vocabulary is None:
-            words = [""] * self.num_words
+            words = [""] * self.num_vocabulary_words
             for token, token_id in self.tokenizer.get_vocab(with_added_tokens=False).items():
-                if token_id < self.num_words:
+                if token_id < self.num_vocabulary_words:
                     words[token_id] = token
             self._vocabulary = words
         return self._vocabulary
 
     @property
+    def num_fallback_rows(self) -> int:
+        """The fallback rows at the end of the table (the empty-text row and the characters'), 0 without them."""
+        return 0 if self.fallback is None else self.fallback.num_rows
+
+    @property
+    def num_vocabulary_words(self) -> int:
+        """The vocabulary words: the table's rows before the fallback rows."""
+        return self.num_words - self.num_fallback_rows
+
+    @property
+    def fallback_characters(self) -> list[str]:
+        """The characters with a fallback row, in row order (after the empty-text row); none without fallback rows."""
+        return fallback_characters_of(self.tokenizer)
+
+    @property
     def word_vectors(self) -> torch.Tensor:
-        """The table, one row per vocabulary word (a view of the trainable weight)."""
+        """The table, one row per vocabulary word, then the fallback rows (a view of the trainable weight)."""
         return self.embedding.weight[: self.num_words]
 
     # ------------------------------------------------------------------ inference
@@ -277,6 +325,9 @@ class StaticWordAverage(StaticEmbedding):
         runs the ``EmbeddingBag`` as before.
         """
         input_ids, offsets = features["input_ids"], features["offsets"]
+        if torch.is_grad_enabled() and self.fallback is not None:  # training reads the words only
+            fallback = (input_ids >= self.fallback.sentinel_row) & (input_ids < self.num_words)
+            features["input_ids"] = input_ids = input_ids.masked_fill(fallback, self.num_words)
         table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
         if table is None:
             return super().forward(features, **kwargs)
@@ -305,9 +356,10 @@ class StaticWordAverage(StaticEmbedding):
         return "StaticWordAverage"
 
     def __repr__(self) -> str:
+        fallback = f", fallback_rows={self.num_fallback_rows}" if self.fallback is not None else ""
         return (
             f"StaticWordAverage(num_words={self.num_words}, embedding_dim={self.embedding_dim}, "
-            f"lowercase={self.lowercase})"
+            f"lowercase={self.lowercase}{fallback})"
         )
 
     def train(self, mode: bool = True) -> StaticWordAverage:

@@ -12,10 +12,26 @@ nothing but sentence-transformers' own ``StaticEmbedding`` to run:
   continuation (``##`` + character) is a *dropped* token, so an unknown word keeps its longest known prefix
   and nothing else. Words with no known prefix become the dropped ``[UNK]`` token.
 
-Token ids are laid out as: ``[0, num_words)`` the vocabulary words (one table row each), ``num_words`` the
-``[UNK]`` token, then extra keys: continuation pieces (dropped), case variants (``Apple`` for ``apple`` in a
-case-sensitive vocabulary) and continuation forms of space-less tokens (``##語`` for ``語``), which both point
-at a word's row. :func:`token_targets` recovers that mapping from any saved tokenizer.
+Token ids are laid out as: ``[0, num_words)`` the table rows (the vocabulary words, then the fallback rows
+below), ``num_words`` the ``[UNK]`` token, then extra keys: continuation pieces (dropped), case variants (``Apple``
+for ``apple`` in a case-sensitive vocabulary) and continuation forms of space-less tokens (``##語`` for ``語``),
+which both point at a word's row. :func:`token_targets` recovers that mapping from any saved tokenizer.
+
+Fallback rows (:func:`add_fallback_layout`; :mod:`st_static.extraction.fallback` computes them) give every text a
+vector. The tokenizer then also
+
+* prepends the sentinel :data:`SENTINEL` (U+E000, a private-use character) to every non-empty text (a ``Prepend``
+  normaliser after NFC/lowercasing), whose row, the *empty-text row*, every text therefore reads;
+* keeps each punctuation or symbol character as a token of its own (a second ``Split``), so that ``?`` or ``#``
+  can read a row; the words are exactly those of the plain layout;
+* has one row per *fallback character*: single characters the teacher knows and the table does not (punctuation,
+  symbols, letters of other scripts); their ``##`` continuation forms (the tokenizer has one for every character of
+  the teacher) read that row too, so that ``Привет`` reads the rows of its letters.
+
+Those rows are tiny (the fallback characters' ~1e-3 and the empty-text row ~1e-6 times a word row's norm), so a
+text with a known word keeps its direction (the mean, then ``Normalize``), a text with only fallback characters
+points where their rows do, and every other text is the empty-text row. Their ids come right after the words:
+``[num_words - 1 - F, num_words)`` = the sentinel, then the F characters (:func:`fallback_layout`).
 """
 
 from __future__ import annotations
@@ -24,6 +40,8 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
@@ -33,6 +51,12 @@ from st_static.model.languages import SPACELESS_RANGES, is_spaceless_token
 UNKNOWN_TOKEN = "[UNK]"
 CONTINUATION_PREFIX = "##"
 WORD_SEPARATOR_PATTERN = r"[^\p{L}\p{M}\p{N}]+"
+SENTINEL = "\ue000"
+"""Prepended to every non-empty text by a tokenizer with fallback rows; its row is the empty-text row."""
+FALLBACK_REMOVED_PATTERN = r"[^\p{L}\p{M}\p{N}\p{P}\p{S}" + SENTINEL + "]+"
+"""Fallback layout, first split: whitespace, control and other characters that are neither words nor symbols."""
+FALLBACK_ISOLATED_PATTERN = r"[\p{P}\p{S}" + SENTINEL + "]"
+"""Fallback layout, second split: each punctuation or symbol character (and the sentinel) is a token alone."""
 DEFAULT_MAX_WORD_CHARS = 100
 DROPPED = -1
 
@@ -48,11 +72,24 @@ def word_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
     return pre_tokenizers.Split(Regex(WORD_SEPARATOR_PATTERN), behavior="removed")
 
 
-def word_normalizer(lowercase: bool) -> normalizers.Normalizer:
-    """NFC, then lowercasing when the vocabulary is lowercase."""
+def fallback_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+    """The pre-tokeniser of the fallback layout: the same words, plus each symbol character as a token."""
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(FALLBACK_REMOVED_PATTERN), behavior="removed"),
+            pre_tokenizers.Split(Regex(FALLBACK_ISOLATED_PATTERN), behavior="isolated"),
+        ]
+    )
+
+
+def word_normalizer(lowercase: bool, sentinel: bool = False) -> normalizers.Normalizer:
+    """NFC, then lowercasing when the vocabulary is lowercase, then (fallback layout) the prepended sentinel."""
+    members: list[normalizers.Normalizer] = [normalizers.NFC()]
     if lowercase:
-        return normalizers.Sequence([normalizers.NFC(), normalizers.Lowercase()])
-    return normalizers.NFC()
+        members.append(normalizers.Lowercase())
+    if sentinel:
+        members.append(normalizers.Prepend(SENTINEL))
+    return members[0] if len(members) == 1 else normalizers.Sequence(members)
 
 
 def split_words(text: str) -> list[str]:
@@ -170,7 +207,8 @@ def token_targets(tokenizer: Tokenizer) -> tuple[np.ndarray, int]:
     """Map every token id of a word tokenizer to the table row it reads, or :data:`DROPPED`.
 
     Args:
-        tokenizer: A tokenizer made by :func:`build_word_tokenizer` (possibly saved and reloaded).
+        tokenizer: A tokenizer made by :func:`build_word_tokenizer` (possibly with :func:`add_fallback_layout`,
+            saved and reloaded).
 
     Returns:
         ``(targets, num_words)``: ``targets[token_id]`` is a row in ``[0, num_words)`` or ``DROPPED``.
@@ -185,6 +223,8 @@ def token_targets(tokenizer: Tokenizer) -> tuple[np.ndarray, int]:
     num_tokens = len(vocab)
     if sorted(vocab.values()) != list(range(num_tokens)):
         raise ValueError("Not a st-static word tokenizer: its token ids are not contiguous.")
+    layout = fallback_layout(tokenizer, vocab)
+    fallback_start = num_words if layout is None else layout.sentinel_row
     words_by_id = [""] * num_tokens
     for token, token_id in vocab.items():
         words_by_id[token_id] = token
@@ -195,31 +235,169 @@ def token_targets(tokenizer: Tokenizer) -> tuple[np.ndarray, int]:
         token = words_by_id[token_id]
         if token.startswith(CONTINUATION_PREFIX):
             targets[token_id] = word_ids.get(token[len(CONTINUATION_PREFIX) :], DROPPED)
-            if targets[token_id] != DROPPED and not is_spaceless_token(token):
+            word_row = DROPPED < targets[token_id] < fallback_start
+            if word_row and not is_spaceless_token(token):
                 targets[token_id] = DROPPED  # continuation of a spaced word: the dropped remainder
         else:
             targets[token_id] = word_ids.get(token.lower(), DROPPED)
     return targets, num_words
 
 
+@dataclass(frozen=True)
+class FallbackLayout:
+    """Where a word tokenizer's fallback rows are (:func:`add_fallback_layout`).
+
+    Attributes:
+        sentinel_row: The empty-text row (the sentinel's token id), the first fallback row; the words are the
+            rows before it.
+        num_words: The table's rows (the ``[UNK]`` id): the fallback characters are ``(sentinel_row, num_words)``.
+    """
+
+    sentinel_row: int
+    num_words: int
+
+    @property
+    def num_rows(self) -> int:
+        """The fallback rows: the empty-text row and one per fallback character."""
+        return self.num_words - self.sentinel_row
+
+    @property
+    def character_rows(self) -> range:
+        """The rows of the fallback characters."""
+        return range(self.sentinel_row + 1, self.num_words)
+
+
+def _normalizer_members(tokenizer: Tokenizer) -> list[dict[str, Any]]:
+    if tokenizer.normalizer is None:
+        return []
+    state = json.loads(tokenizer.normalizer.__getstate__())
+    return list(state.get("normalizers", [])) if state.get("type") == "Sequence" else [state]
+
+
+def fallback_layout(tokenizer: Tokenizer, vocab: dict[str, int] | None = None) -> FallbackLayout | None:
+    """The fallback rows of a word tokenizer, or ``None`` when it has none (no prepended sentinel).
+
+    Args:
+        tokenizer: A word tokenizer.
+        vocab: Its vocabulary, when the caller already has it.
+
+    Raises:
+        ValueError: If the tokenizer prepends the sentinel but has no row for it.
+    """
+    if not any(member == {"type": "Prepend", "prepend": SENTINEL} for member in _normalizer_members(tokenizer)):
+        return None
+    vocab = tokenizer.get_vocab(with_added_tokens=False) if vocab is None else vocab
+    num_words, sentinel_row = vocab.get(UNKNOWN_TOKEN), vocab.get(SENTINEL)
+    if num_words is None or sentinel_row is None or sentinel_row >= num_words:
+        raise ValueError(
+            "Not a st-static word tokenizer: it prepends the fallback sentinel U+E000 but has no table row for it."
+        )
+    return FallbackLayout(sentinel_row=sentinel_row, num_words=num_words)
+
+
+def fallback_characters_of(tokenizer: Tokenizer) -> list[str]:
+    """The fallback characters of a word tokenizer, in row order (none without fallback rows)."""
+    layout = fallback_layout(tokenizer)
+    if layout is None:
+        return []
+    by_id = {token_id: token for token, token_id in tokenizer.get_vocab(with_added_tokens=False).items()}
+    return [by_id[row] for row in layout.character_rows]
+
+
+def is_fallback_character(character: str, lowercase: bool) -> bool:
+    """Whether ``character`` can have a fallback row: one character that reaches the WordPiece model alone as itself
+    (not whitespace or control, unchanged by NFC and lowercasing) and is not an ASCII letter or digit (those are
+    continuation pieces of ASCII words, which read no row)."""
+    if len(character) != 1 or character == SENTINEL or (character.isascii() and character.isalnum()):
+        return False
+    if unicodedata.normalize("NFC", character) != character or (lowercase and character.lower() != character):
+        return False
+    return unicodedata.category(character)[0] in "LMNPS"
+
+
+def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Tokenizer:
+    """The word tokenizer with fallback rows: the sentinel, then ``characters``, after the words.
+
+    Replaces any fallback rows the tokenizer had. The words keep their ids; ``[UNK]`` and the extra keys move up
+    by the number of fallback rows. The ``##`` continuation forms the tokenizer has (one per character of the
+    teacher, :func:`build_word_tokenizer`) read their character's row; none is added, so that no word is segmented
+    otherwise than before (a new ``##\u0440`` would let ``hello\u0440``, dropped before, read ``hello``).
+
+    Args:
+        tokenizer: A word tokenizer (:func:`build_word_tokenizer`).
+        characters: The fallback characters, in row order: each must pass :func:`is_fallback_character` and not
+            already read a row (a word, or a case variant of one).
+
+    Raises:
+        ValueError: If a character cannot have a fallback row, or is given twice.
+    """
+    base = remove_fallback_layout(tokenizer)
+    lowercase = is_lowercase_tokenizer(base)
+    targets, num_words = token_targets(base)
+    state = json.loads(base.to_str())
+    vocab: dict[str, int] = state["model"]["vocab"]
+    characters = list(characters)
+    if len(set(characters)) != len(characters):
+        raise ValueError("A fallback character is given twice.")
+    for character in characters:
+        if not is_fallback_character(character, lowercase):
+            raise ValueError(f"{character!r} cannot have a fallback row (see is_fallback_character).")
+        if character in vocab and targets[vocab[character]] != DROPPED:
+            raise ValueError(f"{character!r} already reads a row of the table; it needs no fallback row.")
+    fallback = set(characters)
+    ordered = sorted(vocab.items(), key=lambda item: item[1])
+    keys = [token for token, token_id in ordered if token_id < num_words]
+    keys += [SENTINEL, *characters, UNKNOWN_TOKEN]
+    keys += [token for token, token_id in ordered if token_id > num_words and token not in fallback]
+    state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
+    state["normalizer"] = json.loads(word_normalizer(lowercase, sentinel=True).__getstate__())
+    state["pre_tokenizer"] = json.loads(fallback_pre_tokenizer().__getstate__())
+    return Tokenizer.from_str(json.dumps(state))
+
+
+def remove_fallback_layout(tokenizer: Tokenizer) -> Tokenizer:
+    """The word tokenizer without fallback rows (the tokenizer itself when it has none).
+
+    The fallback characters stay as dropped keys (so a run of Chinese or Japanese with one of them still segments
+    as before); their ``##`` forms are dropped pieces again.
+    """
+    layout = fallback_layout(tokenizer)
+    if layout is None:
+        return tokenizer
+    state = json.loads(tokenizer.to_str())
+    ordered = sorted(state["model"]["vocab"].items(), key=lambda item: item[1])
+    keys = [token for token, token_id in ordered if token_id < layout.sentinel_row]
+    characters = [token for token, token_id in ordered if token_id in layout.character_rows]
+    keys += [UNKNOWN_TOKEN, *[token for token, token_id in ordered if token_id > layout.num_words], *characters]
+    state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
+    state["normalizer"] = json.loads(word_normalizer(is_lowercase_tokenizer(tokenizer)).__getstate__())
+    state["pre_tokenizer"] = json.loads(word_pre_tokenizer().__getstate__())
+    return Tokenizer.from_str(json.dumps(state))
+
+
 def is_word_tokenizer(tokenizer: Tokenizer) -> bool:
-    """Whether ``tokenizer`` was made by :func:`build_word_tokenizer` (its pre-tokeniser and model), so that
-    :func:`token_targets` describes it; a subword tokenizer (e.g. a model2vec or BERT one) is not."""
+    """Whether ``tokenizer`` was made by :func:`build_word_tokenizer` (its pre-tokeniser and model, with or without
+    fallback rows), so that :func:`token_targets` describes it; a subword tokenizer (e.g. a model2vec or BERT one)
+    is not."""
     if type(tokenizer.model).__name__ != "WordPiece" or tokenizer.pre_tokenizer is None:
         return False
-    pre_tokenizer = json.loads(tokenizer.pre_tokenizer.__getstate__())
-    return (
-        pre_tokenizer.get("type") == "Split"
-        and pre_tokenizer.get("pattern") == {"Regex": WORD_SEPARATOR_PATTERN}
-        and pre_tokenizer.get("behavior") == "Removed"
+    return json.loads(tokenizer.pre_tokenizer.__getstate__()) in (_PLAIN_PRE_TOKENIZER, _FALLBACK_PRE_TOKENIZER)
+
+
+def has_fallback_pre_tokenizer(tokenizer: Tokenizer) -> bool:
+    """Whether the tokenizer keeps symbol characters as tokens (the fallback layout's pre-tokeniser)."""
+    return tokenizer.pre_tokenizer is not None and json.loads(tokenizer.pre_tokenizer.__getstate__()) == (
+        _FALLBACK_PRE_TOKENIZER
     )
 
 
 def is_lowercase_tokenizer(tokenizer: Tokenizer) -> bool:
     """Whether the tokenizer lowercases its input (its vocabulary is lowercase)."""
-    normalizer = json.loads(tokenizer.to_str()).get("normalizer") or {}
-    members = normalizer.get("normalizers", [normalizer])
-    return any(member.get("type") == "Lowercase" for member in members)
+    return any(member.get("type") == "Lowercase" for member in _normalizer_members(tokenizer))
+
+
+_PLAIN_PRE_TOKENIZER = json.loads(word_pre_tokenizer().__getstate__())
+_FALLBACK_PRE_TOKENIZER = json.loads(fallback_pre_tokenizer().__getstate__())
 
 
 # Characters after which a text can be cut without changing its words: separators (never part of a word) that

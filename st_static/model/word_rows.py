@@ -8,7 +8,9 @@ the Rust tokenizer (``encode_batch_fast``). On top of the tokenizer it
   batch) by U+FFFD, a symbol the word rules drop;
 * cuts texts longer than ``max_piece_chars`` at word boundaries (:func:`~st_static.model.tokenization.split_long_text`)
   and tokenises at most about ``max_call_chars`` characters per call, so that a 50 MB string costs the memory of
-  its rows, not gigabytes of tokenizer bookkeeping. The rows are the same as for the uncut text.
+  its rows, not gigabytes of tokenizer bookkeeping. The rows are the same as for the uncut text;
+* with fallback rows (:func:`~st_static.model.tokenization.add_fallback_layout`), gives every text the empty-text
+  row once: the empty text too (which the tokenizer gives no token), and a cut text once, not once per piece.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from st_static.model.ascii_words import AsciiWordRows
-from st_static.model.tokenization import split_long_text
+from st_static.model.tokenization import SENTINEL, fallback_layout, has_fallback_pre_tokenizer, split_long_text
 
 DEFAULT_MAX_PIECE_CHARS = 100_000
 DEFAULT_MAX_CALL_CHARS = 1_000_000
@@ -64,6 +66,9 @@ class WordRows:
         self.max_piece_chars = max_piece_chars
         self.max_call_chars = max_call_chars
         self.ascii = AsciiWordRows.from_tokenizer(tokenizer, self.token_rows, dropped_row)
+        layout = fallback_layout(tokenizer) if has_fallback_pre_tokenizer(tokenizer) else None
+        self.sentinel_token = None if layout is None else tokenizer.token_to_id(SENTINEL)
+        """The sentinel's token id, which every text reads once (fallback rows), or ``None``."""
 
     def rows(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Table rows of ``texts``.
@@ -87,6 +92,11 @@ class WordRows:
         rows = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
         counts = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
         if first_pieces is not None:
+            if self.sentinel_token is not None:  # each piece began with the sentinel: keep the first piece's only
+                piece_starts = np.cumsum(counts) - counts
+                later = np.ones(len(counts), dtype=bool)
+                later[first_pieces] = False
+                rows[piece_starts[later & (counts > 0)]] = self.dropped_row
             counts = np.add.reduceat(counts, first_pieces)
         offsets = np.zeros(len(counts), dtype=np.int64)
         np.cumsum(counts[:-1], out=offsets[1:])
@@ -145,6 +155,8 @@ class WordRows:
             texts = [replace_surrogates(text) for text in texts]
             encodings = self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
         token_ids = [encoding.ids for encoding in encodings]
+        if self.sentinel_token is not None:  # the empty text, which the tokenizer gives no token
+            token_ids = [ids or [self.sentinel_token] for ids in token_ids]
         counts = np.fromiter(map(len, token_ids), dtype=np.int64, count=len(token_ids))
         flat = np.fromiter(chain.from_iterable(token_ids), dtype=np.int64, count=int(counts.sum()))
         return self.token_rows[flat], counts

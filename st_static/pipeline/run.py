@@ -1,9 +1,9 @@
 """The build's stages in order, each cached in its own folder of a work directory.
 
-extraction (-> completion of Chinese/Japanese tokens) -> PCA/ABTT -> refinement. A stage's folder is named by a
-hash of what it depends on: the previous stage's key, ``asdict`` of its own settings and the content of the inputs
-it reads. A re-run with the same settings reuses finished stages (and resumes an interrupted teacher pass), while a
-changed setting or an edited input redoes only the stages it feeds.
+extraction (-> completion of Chinese/Japanese tokens) -> PCA/ABTT -> refinement (-> fallback rows). A stage's
+folder is named by a hash of what it depends on: the previous stage's key, ``asdict`` of its own settings and the
+content of the inputs it reads. A re-run with the same settings reuses finished stages (and resumes an interrupted
+teacher pass), while a changed setting or an edited input redoes only the stages it feeds.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from st_static.extraction.stages import (
     peak_memory_mib,
     run_completion,
     run_extraction,
+    run_fallback,
     run_reduction,
 )
 from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer, teacher_precision
@@ -107,6 +108,7 @@ class _Stages:
 
 COMPLETION_FIELDS = ("complete_words", "complete_spaceless")  # keyed by the completion stage, not the extraction
 LONG_TEXT_FIELDS = ("long_texts", "long_text_sentences")  # keyed by the long-texts stage
+FALLBACK_FIELDS = ("fallback_rows",)  # a step after the refinement: keys its own folder only
 
 
 def run_pipeline(
@@ -148,6 +150,8 @@ def run_pipeline(
     extraction_settings = asdict(settings.extraction)
     completion_settings = {name: extraction_settings.pop(name) for name in COMPLETION_FIELDS}
     long_text_settings = {name: extraction_settings.pop(name) for name in LONG_TEXT_FIELDS}
+    for name in FALLBACK_FIELDS:
+        extraction_settings.pop(name)
     extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
     extraction_inputs = [*([corpus_digest(corpus)] if corpus is not None else []), *pair_file_digests(settings)]
     extraction_key = stage_key(
@@ -206,6 +210,15 @@ def run_pipeline(
     refined = load_model(refined_path)
     refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
     stages.finished(stage, started, refined)
+    if settings.extraction.fallback_rows:  # every text a vector (st_static.extraction.fallback)
+        started = time.perf_counter()
+        fallback_path = work_dir / f"fallback-{stage_key(refinement_key, 'fallback', fallback_version())}"
+        if is_first_process():
+            run_fallback(refined_path, fallback_path, settings.extraction, settings.device)
+        barrier()
+        refined = load_model(fallback_path / "model")
+        refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
+        stages.finished("fallback", started, refined)
     training = json.loads((refined_path / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
     logger.info("Stages done in %.0f s (peak memory %.0f MiB).", sum(stages.seconds.values()), peak_memory_mib())
     return PipelineResult(
@@ -220,6 +233,13 @@ def run_pipeline(
             **({"completion": extraction.stats["completion"]} if "completion" in extraction.stats else {}),
         },
     )
+
+
+def fallback_version() -> dict[str, float]:
+    """What keys the fallback step besides the refined table: the constants that set its rows."""
+    from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE, FIT_WORDS
+
+    return {"characters": FALLBACK_CHARACTER_SCALE, "empty_text": EMPTY_TEXT_SCALE, "fit_words": FIT_WORDS}
 
 
 def _completes(settings: BuildSettings) -> bool:

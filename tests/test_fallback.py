@@ -1,0 +1,335 @@
+"""Fallback rows (issue 45): every text gets a unit vector through st_static.encode, model.encode after load_model and
+a bare SentenceTransformer (model2vec agrees except on ``""``), and a text with a known word keeps its vector."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
+from typer.testing import CliRunner
+
+import st_static
+from st_static.cli import app
+from st_static.errors import ModelFolderError
+from st_static.extraction.fallback import (
+    EMPTY_TEXT_SCALE,
+    FALLBACK_CHARACTER_SCALE,
+    add_fallback_rows,
+    fallback_characters,
+    teacher_characters,
+)
+from st_static.model.ascii_words import AsciiWordRows
+from st_static.model.empty_text import EMPTY_TEXT_BIAS_NORM, is_empty_text_dense
+from st_static.model.tokenization import (
+    SENTINEL,
+    add_fallback_layout,
+    fallback_layout,
+    remove_fallback_layout,
+    split_words,
+)
+
+from .conftest import ADVERSARIAL_TEXTS, FALLBACK_CHARACTERS, FALLBACK_TEXTS, WORDS, with_fallback
+from .teachers import SYMBOL_PIECES, TINY_CORPUS, make_tiny_teacher
+
+PIECES = [*WORDS, *FALLBACK_CHARACTERS, "Hello", ",", " ", "  ", "\t", "🙂", "東京", "Привет", "x" * 101, "e\u0301"]
+PIECES += ["\u200b", "\ufeff", "\x00", "don't", "#tag", "a-b", "<\u0338", "\u3002", "zzqq", "_", "ÉTÉ"]
+FIT_WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "log", "was", "red", "old", "and", "token", "piece"]
+FIT_WORDS += ["friend", "young", "word", "into", "of", "are", "hello", "world"]
+
+
+def random_texts(count: int, seed: int, ascii_only: bool = False) -> list[str]:
+    rng = random.Random(seed)
+    alphabet = [piece for piece in PIECES if piece.isascii()] if ascii_only else PIECES
+    alphabet += list("?!#.,;:'\"()[]{}<>@$%^&*+=/\\|~`") if ascii_only else []
+    return [
+        "".join(rng.choice(alphabet) + rng.choice(["", " "]) for _ in range(rng.randint(0, 12))) for _ in range(count)
+    ]
+
+
+def tokenizer_rows(module: st_static.StaticWordAverage, text: str) -> list[int]:
+    """The rows the Rust tokenizer gives ``text`` (``""``: the empty-text row), sorted, without the dropped ones."""
+    token_ids = module.tokenizer.encode(text, add_special_tokens=False).ids
+    rows = module.token_rows.numpy()[token_ids].tolist() or [module.fallback.sentinel_row]
+    return sorted(row for row in rows if row != module.num_words)
+
+
+def kept(rows: np.ndarray, module: st_static.StaticWordAverage) -> list[int]:
+    return sorted(rows[rows != module.num_words].tolist())
+
+
+def norms(vectors: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(vectors, axis=1)
+
+
+# ------------------------------------------------------------------------------------------------ the tokenizer
+def test_the_fallback_layout_keeps_every_word_and_adds_symbols_and_the_sentinel(fallback_module):
+    plain_module = fallback_module.without_fallback()
+    plain, fallback = plain_module.tokenizer, fallback_module.tokenizer
+    layout = fallback_module.fallback
+    for text in [*ADVERSARIAL_TEXTS, *random_texts(300, seed=1)]:
+        plain_rows = plain_module.token_rows.numpy()[plain.encode(text, add_special_tokens=False).ids]
+        rows = fallback_module.token_rows.numpy()[fallback.encode(text, add_special_tokens=False).ids]
+        words = sorted(row for row in rows.tolist() if row < layout.sentinel_row)
+        assert words == sorted(row for row in plain_rows.tolist() if row != plain_module.num_words), text
+        assert (rows == layout.sentinel_row).sum() == (1 if text else 0)
+    assert fallback.encode("the?cat", add_special_tokens=False).tokens == [SENTINEL, "the", "?", "cat"]
+    assert fallback.encode("Привет", add_special_tokens=False).tokens == [SENTINEL, "п", *("##" + c for c in "ривет")]
+
+
+def test_the_layout_comes_off_and_on_again(fallback_module, word_module):
+    plain = remove_fallback_layout(fallback_module.tokenizer)
+    assert fallback_layout(plain) is None
+    assert plain.get_vocab()["[UNK]"] == word_module.num_words
+    assert set(plain.get_vocab()) == set(fallback_module.tokenizer.get_vocab()) - {SENTINEL}
+    again = add_fallback_layout(plain, FALLBACK_CHARACTERS)
+    assert json.loads(again.to_str()) == json.loads(fallback_module.tokenizer.to_str())
+    assert fallback_module.vocabulary == word_module.vocabulary
+    assert fallback_module.fallback_characters == FALLBACK_CHARACTERS
+    assert fallback_module.num_fallback_rows == 1 + len(FALLBACK_CHARACTERS)
+
+
+@pytest.mark.parametrize("character", ["a", "7", " ", "\x00", "the", "É", SENTINEL])
+def test_characters_that_cannot_have_a_fallback_row_are_refused(word_module, character):
+    with pytest.raises(ValueError):
+        add_fallback_layout(word_module.tokenizer, [character])
+
+
+def test_a_word_of_the_table_gets_no_fallback_row():
+    module = st_static.StaticWordAverage.from_word_vectors(["the", "п"], np.eye(2, dtype=np.float32))
+    with pytest.raises(ValueError, match="already reads a row"):
+        add_fallback_layout(module.tokenizer, ["п"])
+    with pytest.raises(ValueError, match="twice"):
+        add_fallback_layout(module.tokenizer, ["?", "?"])
+    assert with_fallback(module, ["?", "\u0440"]).fallback_characters == ["?", "\u0440"]
+
+
+# ------------------------------------------------------------------------------------------------ rows of texts
+def test_ascii_look_up_gives_the_tokenizers_rows_with_symbols_and_the_sentinel(fallback_module):
+    module = fallback_module
+    lookup = AsciiWordRows.from_tokenizer(module.tokenizer, module.token_rows.numpy(), module.num_words)
+    assert lookup is not None and lookup.sentinel_row == module.fallback.sentinel_row
+    texts = [text for text in [*ADVERSARIAL_TEXTS, *random_texts(400, seed=2, ascii_only=True)] if text.isascii()]
+    rows, counts = lookup.rows(texts)
+    assert [kept(part, module) for part in np.split(rows, np.cumsum(counts)[:-1])] == [
+        tokenizer_rows(module, text) for text in texts
+    ]
+    assert [kept(np.array(lookup.text_rows(text)), module) for text in texts] == [
+        tokenizer_rows(module, text) for text in texts
+    ]
+
+
+def test_word_rows_match_the_tokenizer_on_mixed_batches_and_long_texts(fallback_module):
+    module = fallback_module
+    texts = [*random_texts(300, seed=3), "the cat? " * 30_000, "東京 Привет! " * 20_000]
+    rows, offsets = module.word_rows.rows(texts)
+    assert [kept(part, module) for part in np.split(rows, offsets[1:])] == [
+        tokenizer_rows(module, text) for text in texts
+    ]
+
+
+def test_the_fast_path_equals_model_encode(fallback_model):
+    texts = [*ADVERSARIAL_TEXTS, *FALLBACK_TEXTS, *random_texts(200, seed=4)]
+    fast = st_static.encode(fallback_model, texts)
+    np.testing.assert_allclose(fast, fallback_model.encode(texts), atol=1e-6)
+    np.testing.assert_allclose(np.stack([st_static.encode(fallback_model, text) for text in texts]), fast, atol=1e-6)
+    np.testing.assert_allclose(norms(fast), 1.0, atol=1e-5)
+
+
+def test_a_text_with_a_known_word_keeps_its_vector(fallback_model):
+    word_model = SentenceTransformer(modules=[fallback_model[0].without_fallback(), Normalize()], device="cpu")
+    texts = [*ADVERSARIAL_TEXTS, "Hello, world!", "the cat sat on the mat.", "東京 the cat", "the 🙂 cat?!"]
+    texts += random_texts(200, seed=5)
+    before, after = st_static.encode(word_model, texts), st_static.encode(fallback_model, texts)
+    known = norms(before) > 0
+    cosines = (before[known] * after[known]).sum(axis=1)
+    assert cosines.min() > 1 - 1e-6
+    assert not known.all() and np.allclose(norms(after), 1.0, atol=1e-5)
+
+
+def test_training_never_moves_the_fallback_rows(fallback_model):
+    module = fallback_model[0]
+    features = module.preprocess(["the cat? 東京", "?!", "hello world."])
+    module.embedding.weight.grad = None
+    output = module(features)["sentence_embedding"]
+    output.sum().backward()
+    gradient = module.embedding.weight.grad.to_dense()
+    assert gradient[: module.fallback.sentinel_row].abs().sum() > 0
+    assert gradient[module.fallback.sentinel_row :].abs().sum() == 0
+
+
+# ------------------------------------------------------------------------------------------------ saved folders
+def test_every_path_gives_the_fallback_texts_unit_vectors(fallback_model, tmp_path):
+    pytest.importorskip("model2vec")
+    from model2vec import StaticModel
+
+    folder = tmp_path / "model"
+    st_static.save_model(fallback_model, folder)
+    types = [module["type"].rsplit(".", 1)[-1] for module in json.loads((folder / "modules.json").read_text())]
+    assert types == ["StaticEmbedding", "Dense", "Normalize"]
+    texts = [*FALLBACK_TEXTS, "the cat sat", "Hello, world!"]
+    loaded = st_static.load_model(folder)
+    assert len(loaded) == 2 and isinstance(loaded[0], st_static.StaticWordAverage) and isinstance(loaded[1], Normalize)
+    bare = SentenceTransformer(str(folder), device="cpu")
+    assert is_empty_text_dense(bare[1])
+    fast = st_static.encode(fallback_model, texts)
+    for vectors in (
+        loaded.encode(texts),
+        bare.encode(texts),
+        st_static.encode(bare, texts),
+        st_static.encode(loaded, texts),
+    ):
+        np.testing.assert_allclose(norms(vectors), 1.0, atol=1e-5)
+        np.testing.assert_allclose(vectors, fast, atol=1e-5)
+    model2vec = StaticModel.from_pretrained(str(folder)).encode(texts)
+    assert norms(model2vec[:1]) == pytest.approx([0.0])  # model2vec gives "" no token, hence zeros
+    np.testing.assert_allclose(model2vec[1:], fast[1:], atol=1e-5)
+
+
+def test_a_saved_fallback_model_saves_again_alike(fallback_model, tmp_path):
+    st_static.save_model(fallback_model, tmp_path / "a")
+    bare = SentenceTransformer(str(tmp_path / "a"), device="cpu")
+    st_static.save_model(bare, tmp_path / "b")  # a bare load (with its Dense) saved by st-static
+    st_static.save_model(st_static.load_model(tmp_path / "a"), tmp_path / "c")
+    for name in ("b", "c"):
+        assert (tmp_path / name / "modules.json").read_text() == (tmp_path / "a" / "modules.json").read_text()
+        np.testing.assert_allclose(
+            SentenceTransformer(str(tmp_path / name), device="cpu").encode(FALLBACK_TEXTS),
+            bare.encode(FALLBACK_TEXTS),
+            atol=1e-6,
+        )
+
+
+def test_the_empty_text_dense_is_checked_on_load(fallback_model, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    st_static.save_model(fallback_model, tmp_path / "model")
+    weights_path = tmp_path / "model" / "1_Dense" / "model.safetensors"
+    weights = load_file(str(weights_path))
+    bias_key = next(key for key in weights if key.endswith("bias"))
+    assert float(weights[bias_key].norm()) == pytest.approx(EMPTY_TEXT_BIAS_NORM, rel=1e-3)
+    weights[bias_key] = -weights[bias_key]
+    save_file(weights, str(weights_path))
+    with pytest.raises(ModelFolderError, match="empty-text row"):
+        st_static.load_model(tmp_path / "model")
+
+
+def test_a_folder_whose_normaliser_prepends_the_sentinel_needs_the_symbol_split(fallback_model, tmp_path):
+    st_static.save_model(fallback_model, tmp_path / "model")
+    path = tmp_path / "model" / "tokenizer.json"
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "[^\\p{L}\\p{M}\\p{N}]+"}, "behavior": "Removed"}
+    path.write_text(json.dumps(state), encoding="utf-8")
+    with pytest.raises(ModelFolderError, match="keeps symbols"):
+        st_static.load_model(tmp_path / "model")
+
+
+# ------------------------------------------------------------------------------------------------ compression
+@pytest.mark.parametrize("storage", ["float32", "float16", "int8-row", "int8-column", "binary"])
+def test_quantised_tables_keep_the_fallback_rows(fallback_model, tmp_path, storage):
+    from st_static.compression import quantize
+
+    st_static.save_model(quantize(fallback_model, storage), tmp_path / storage)
+    for model in (st_static.load_model(tmp_path / storage), SentenceTransformer(str(tmp_path / storage), device="cpu")):
+        vectors = model.encode(FALLBACK_TEXTS)
+        np.testing.assert_allclose(norms(vectors), 1.0, atol=1e-4)
+        if storage != "binary":
+            cosines = (vectors * st_static.encode(fallback_model, FALLBACK_TEXTS)).sum(axis=1)
+            assert cosines.min() > 0.95
+
+
+def test_pruning_and_truncation_keep_the_fallback_rows(fallback_model):
+    from st_static.compression import prune_vocabulary, truncate_dimensions
+
+    pruned = prune_vocabulary(fallback_model, 5)
+    assert pruned[0].num_vocabulary_words == 5 and pruned[0].fallback_characters == FALLBACK_CHARACTERS
+    truncated = truncate_dimensions(fallback_model, 4)
+    for model in (pruned, truncated):
+        np.testing.assert_allclose(norms(st_static.encode(model, FALLBACK_TEXTS)), 1.0, atol=1e-5)
+
+
+def test_an_ensemble_is_built_without_its_members_fallback_rows(fallback_model, word_model, caplog):
+    from st_static.compression import ensemble
+
+    with caplog.at_level(logging.WARNING):
+        combined = ensemble([fallback_model, word_model])
+    assert combined[0].fallback is None and "fallback rows" in caplog.text
+
+
+# ------------------------------------------------------------------------------------------------ from the teacher
+@pytest.fixture(scope="module")
+def symbols_teacher(tmp_path_factory) -> Path:
+    return make_tiny_teacher(tmp_path_factory.mktemp("symbols"), kind="symbols")
+
+
+@pytest.fixture(scope="module")
+def plain_table(symbols_teacher) -> SentenceTransformer:
+    teacher = SentenceTransformer(str(symbols_teacher), device="cpu")
+    vectors = np.random.default_rng(0).standard_normal((len(FIT_WORDS), 8)).astype(np.float32)
+    module = st_static.StaticWordAverage.from_word_vectors(
+        FIT_WORDS, vectors, teacher_tokenizer=teacher[0].tokenizer, metadata={"teacher": str(symbols_teacher)}
+    )
+    return SentenceTransformer(modules=[module, Normalize()], device="cpu")
+
+
+def test_the_fallback_characters_are_the_teachers_that_the_table_lacks(symbols_teacher, plain_table):
+    teacher = SentenceTransformer(str(symbols_teacher), device="cpu")
+    assert set(SYMBOL_PIECES) <= set(teacher_characters(teacher[0].tokenizer._tokenizer))
+    characters = fallback_characters(plain_table[0], teacher[0].tokenizer._tokenizer)
+    assert set(characters) == set(SYMBOL_PIECES)  # not the ASCII letters: continuation pieces of ASCII words
+    assert all(split_words(character) in ([character], []) for character in characters)
+
+
+def test_add_fallback_rows_from_the_teacher(symbols_teacher, plain_table, tmp_path):
+    model, report = add_fallback_rows(plain_table, str(symbols_teacher))
+    module = model[0]
+    assert report["characters"] == len(SYMBOL_PIECES) and module.metadata.fallback.characters == len(SYMBOL_PIECES)
+    word_norm = float(np.median(plain_table[0].word_vectors.detach().norm(dim=1).numpy()))
+    rows = module.word_vectors.detach()
+    empty_norm = float(rows[module.fallback.sentinel_row].norm())
+    assert empty_norm == pytest.approx(EMPTY_TEXT_SCALE * word_norm, rel=1e-3)
+    character_norms = rows[module.fallback.character_rows.start :].norm(dim=1)
+    assert float(np.median(character_norms.numpy())) == pytest.approx(FALLBACK_CHARACTER_SCALE * word_norm, rel=1e-3)
+    st_static.save_model(model, tmp_path / "model")
+    for vectors in (
+        st_static.encode(model, FALLBACK_TEXTS),
+        st_static.load_model(tmp_path / "model").encode(FALLBACK_TEXTS),
+        SentenceTransformer(str(tmp_path / "model"), device="cpu").encode(FALLBACK_TEXTS),
+    ):
+        np.testing.assert_allclose(norms(vectors), 1.0, atol=1e-5)
+    again, _ = add_fallback_rows(model, str(symbols_teacher))  # replaces the rows it had
+    assert again[0].num_words == module.num_words
+
+
+def test_the_fallback_command_adds_the_rows_in_place(symbols_teacher, plain_table, tmp_path):
+    st_static.save_model(plain_table, tmp_path / "model")
+    (tmp_path / "model" / "notes.txt").write_text("kept", encoding="utf-8")
+    result = CliRunner().invoke(app, ["fallback", str(tmp_path / "model"), "--output", str(tmp_path / "model")])
+    assert result.exit_code == 0, result.output
+    assert f"{len(SYMBOL_PIECES)} characters" in result.output
+    assert (tmp_path / "model" / "notes.txt").read_text(encoding="utf-8") == "kept"
+    vectors = SentenceTransformer(str(tmp_path / "model"), device="cpu").encode(FALLBACK_TEXTS)
+    np.testing.assert_allclose(norms(vectors), 1.0, atol=1e-5)
+
+
+def test_a_build_ends_with_fallback_rows(symbols_teacher, tmp_path):
+    tiny = {"dim": 8, "min_sentences": 1, "steps": 8, "batch_size": 4, "eval_steps": 4, "pca_sample_size": 100}
+    corpus = [*TINY_CORPUS, "a red cat? yes!", "the dog. the log, the mat"] * 3
+    model = st_static.distill(str(symbols_teacher), corpus, complete_words=0, work_dir=tmp_path / "work", **tiny)
+    assert model[0].fallback is not None and model[0].metadata.fallback is not None
+    np.testing.assert_allclose(norms(st_static.encode(model, FALLBACK_TEXTS)), 1.0, atol=1e-5)
+    assert len(list((tmp_path / "work").glob("fallback-*/model/modules.json"))) == 1
+    without = st_static.distill(
+        str(symbols_teacher), corpus, complete_words=0, fallback_rows=False, work_dir=tmp_path / "work", **tiny
+    )
+    assert without[0].fallback is None
+    sentences = ["the cat sat on the mat", "a red dog, on a log!"]
+    cosines = (st_static.encode(model, sentences) * st_static.encode(without, sentences)).sum(axis=1)
+    assert cosines.min() > 1 - 1e-6
+    assert torch.equal(model[0].word_vectors.detach()[: without[0].num_words], without[0].word_vectors.detach())
