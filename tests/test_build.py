@@ -15,6 +15,7 @@ from st_static.cli import app
 from st_static.errors import StStaticError
 from st_static.evaluation.report import stage_scores_markdown
 from st_static.extraction import CorpusError
+from st_static.model.tokenization import SENTINEL
 from st_static.pipeline.publish import build
 from st_static.settings import BuildSettings
 
@@ -123,9 +124,10 @@ def test_crosslingual_build_shares_one_table(teacher, tmp_path):
     assert module.metadata.stages == ["extraction", "pca", "contrastive"]
     assert {"katze", "cat", "die", "the"} <= set(module.vocabulary)
     assert not module.lowercase  # German keeps its case; English words are lowercase with case variants
+    words = module.num_vocabulary_words  # rows after it: the fallback rows (the empty-text row every text reads)
     assert (
-        module.token_ids(["The"])[0].tolist()
-        == module.token_ids(["the"])[0].tolist()
+        [row for row in module.token_ids(["The"])[0].tolist() if row < words]
+        == [row for row in module.token_ids(["the"])[0].tolist() if row < words]
         == [module.vocabulary.index("the")]
     )
 
@@ -155,7 +157,7 @@ def test_crosslingual_build_with_chinese_adds_the_teachers_tokens_and_distils(tm
     module = result.model[0]
     assert module.metadata.stages == ["extraction", "completion", "pca", "contrastive"]
     assert set(CJK_WORDS) | set(HAN_CHARACTERS) <= set(module.vocabulary)
-    assert module.tokenizer.encode(CJK_WORDS[0]).tokens == [CJK_WORDS[0]]
+    assert module.tokenizer.encode(CJK_WORDS[0]).tokens == [SENTINEL, CJK_WORDS[0]]  # SENTINEL: fallback rows
     assert "completion" in result.seconds
     (completion,) = result.work_dir.glob("completion-*")
     assert json.loads((completion / "stats.json").read_text())["completion"]["added"] >= len(CJK_WORDS)

@@ -194,6 +194,9 @@ def test_every_path_gives_the_fallback_texts_unit_vectors(fallback_model, tmp_pa
 
 def test_a_saved_fallback_model_saves_again_alike(fallback_model, tmp_path):
     st_static.save_model(fallback_model, tmp_path / "a")
+    card = (tmp_path / "a" / "README.md").read_text(encoding="utf-8")
+    assert f"knows and the table lacks, {len(FALLBACK_CHARACTERS)} of them" in card
+    assert f"{len(WORDS)} words (lowercased)" in card
     bare = SentenceTransformer(str(tmp_path / "a"), device="cpu")
     st_static.save_model(bare, tmp_path / "b")  # a bare load (with its Dense) saved by st-static
     st_static.save_model(st_static.load_model(tmp_path / "a"), tmp_path / "c")

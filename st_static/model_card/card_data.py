@@ -176,7 +176,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             target = metadata.vocab_size
             vocab_size = f"{format_number(target)} (target)" if target else TBD
         else:
-            vocab_size = format_number(module.num_words)
+            vocab_size = format_number(module.num_vocabulary_words)
         from st_static import __version__
 
         return {
@@ -205,6 +205,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "build_command_fence": code_fence(build_command or ""),
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
+            "fallback_characters": None if module.fallback is None else format_number(len(module.fallback_characters)),
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
             or modules_incompatibility(self.model),
         }
