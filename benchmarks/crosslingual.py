@@ -3,10 +3,11 @@
 For the stage folders of a cross-lingual ``st-static build`` (its work directory): extraction only, the teacher's
 Chinese/Japanese tokens added (when the build did that), sentence-level PCA *without* ABTT (fitted here on the
 extraction's PCA sample), PCA with ABTT, and contrastive refinement. Columns: Tatoeba accuracy in both directions
-for each language, cross-lingual STS (Spearman x100), English STS-B test, and the language-identity silhouette of
-Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the paper's Figure 1 (English and another
-language's word vectors on two principal components, before/after ABTT). ``--model LABEL=DIR`` (repeatable) adds
-the finished tables of other builds as rows, e.g. the same build without the extra pairs:
+for each language and their mean, cross-lingual STS (Spearman x100), English STS-B dev and test, and the
+language-identity silhouette of Tatoeba sentence pairs. Writes a markdown table and, with ``--figure``, the paper's
+Figure 1 (English and another language's word vectors on two principal components, before/after ABTT).
+``--model LABEL=DIR`` (repeatable) adds the finished tables of other builds as rows, e.g. the same build without the
+extra pairs:
 
     python -m benchmarks.crosslingual WORK_DIR [--teacher DIR --prompt "query: "] [--peer] [--model LABEL=DIR ...]
     python -m benchmarks.crosslingual models/e5-x-extra.work --model "base pairs only=models/e5-x"
@@ -64,7 +65,10 @@ def find_stage(work_dir: Path, prefix: str) -> Path:
 
 
 def tasks_for(data: Path, languages: list[str]) -> dict[str, tuple[str, Path]]:
-    tasks: dict[str, tuple[str, Path]] = {"stsb-en-test": ("sts", data / "sts" / "stsb-en-test.tsv")}
+    tasks: dict[str, tuple[str, Path]] = {
+        "stsb-en-dev": ("sts", data / "sts" / "stsb-en-dev.tsv"),
+        "stsb-en-test": ("sts", data / "sts" / "stsb-en-test.tsv"),
+    }
     for language in languages[1:]:
         tasks[f"tatoeba-{language}"] = ("translation", data / "tatoeba" / f"{TATOEBA_CODES[language]}-eng.tsv")
         tasks[f"sts-en-{language}"] = ("sts", data / "sts" / f"stsb-en-{language}-test.tsv")
@@ -80,6 +84,7 @@ def evaluate(encoder: Any, tasks: dict[str, tuple[str, Path]]) -> dict[str, floa
             result = evaluate_translation_retrieval(encoder, path)
             scores[f"{name} x->en"] = result["accuracy_2_to_1"]  # already x100
             scores[f"{name} en->x"] = result["accuracy_1_to_2"]
+            scores[f"{name} mean"] = (result["accuracy_2_to_1"] + result["accuracy_1_to_2"]) / 2
             scores[f"{name} silhouette"] = result["language_silhouette"]
     return scores
 
@@ -181,7 +186,8 @@ def main() -> None:
         f"Command: `{command_line('benchmarks.crosslingual')}`",
         "",
         "Tatoeba: retrieval accuracy x100 (x->en: the English sentence found for each foreign one; en->x: the "
-        "reverse) and the language-identity silhouette of the pairs (lower: languages mixed). STS: Spearman x100.",
+        "reverse; mean: of both) and the language-identity silhouette of the pairs (lower: languages mixed). "
+        "STS: Spearman x100.",
         "",
     ]
     lines.append("| stage | " + " | ".join(columns) + " |")
