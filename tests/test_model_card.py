@@ -336,6 +336,50 @@ def test_licence_notes_name_every_training_file_and_never_guess_from_its_name():
     assert "copyleft" in notes[-1]
 
 
+def test_a_crosslingual_build_names_each_text_file_once_in_the_method_and_the_licence():
+    from st_static.model.metadata import ModelMetadata
+    from st_static.model_card.facts import TeacherInfo, license_facts, stage_descriptions
+
+    # A cross-lingual build records its corpus as one string naming the pair files too (several per language).
+    metadata = ModelMetadata(
+        corpus="en-60k.txt, parallel/en-de.tsv, extra/en-de.tsv",
+        parallel=["parallel/en-de.tsv", "extra/en-de.tsv"],
+        languages=["en", "de"],
+        stages=["extraction", "pca", "contrastive"],
+        sentences_per_word=10,
+        data_license="GPL-2+",
+    )
+    extraction = stage_descriptions(metadata)[0]["text"]
+    assert "up to 10 sentences of `en-60k.txt`, `parallel/en-de.tsv`, `extra/en-de.tsv` that contain it" in extraction
+    teacher = TeacherInfo("multilingual-e5-small", "intfloat/multilingual-e5-small", "mit")
+    _, _, notes = license_facts(metadata, teacher)
+    assert notes[0] == "`en-60k.txt`, `parallel/en-de.tsv`, `extra/en-de.tsv`: GPL-2+"
+
+
+def test_the_completion_stage_says_what_it_added_for_each_kind_of_table():
+    from st_static.model.metadata import ModelMetadata
+    from st_static.model_card.facts import stage_descriptions
+
+    english = ModelMetadata(languages=["en"], stages=["extraction", "completion", "pca", "distillation"])
+    crosslingual = ModelMetadata(languages=["en", "ja"], stages=["extraction", "completion", "pca", "contrastive"])
+    english_completion = stage_descriptions(english)[1]
+    assert english_completion["title"] == "Completion"
+    assert "Frequent words of the language" in english_completion["text"]
+    assert "Chinese/Japanese" not in english_completion["text"]
+    assert "Chinese/Japanese tokens that the corpus missed" in stage_descriptions(crosslingual)[1]["text"]
+
+
+def test_the_limitations_say_what_a_text_without_a_known_word_gets(described_model, fallback_model, tmp_path):
+    plain = save_with_evaluation(described_model, tmp_path / "plain")
+    assert "a text without any known word gets the zero vector" in plain
+    fallback_model[0].metadata = json.loads(json.dumps(DESCRIBED_METADATA))
+    fallback_model.model_card_data = StaticModelCardData()
+    fallback_model.model_card_data.register_model(fallback_model)
+    with_fallback = save_with_evaluation(fallback_model, tmp_path / "fallback")
+    assert "zero vector" not in with_fallback
+    assert "reads the fallback rows of its characters (or the empty text's row)" in with_fallback
+
+
 def test_card_lists_the_task_type_scores_with_their_means(described_model, tmp_path):
     evaluation = {
         "model": "m",

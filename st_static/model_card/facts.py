@@ -35,7 +35,7 @@ COPYLEFT_NOTE = (
 
 STAGE_TITLES = {
     "extraction": "Extraction",
-    "completion": "the teacher's Chinese/Japanese tokens added",
+    "completion": "Completion",
     "pca": "PCA with All-But-The-Top",
     "distillation": "Similarity distillation",
     "contrastive": "Bilingual contrastive learning",
@@ -120,6 +120,15 @@ def display_path(path: str) -> str:
     return "/".join(parts[-2:]) if len(parts) > 1 else path
 
 
+def data_files(metadata: ModelMetadata, *, extra_pairs: bool = True) -> list[str]:
+    """Every text file the build read, once each: the corpus files (recorded as one ``"a.txt, b.tsv"`` string, which
+    names the pair files too in a cross-lingual build), the pair files and (with ``extra_pairs``) the training-only
+    pairs."""
+    corpus = [part.strip() for item in as_list(metadata.corpus) for part in item.split(", ") if part.strip()]
+    extra = as_list(metadata.extra_pairs) if extra_pairs else []
+    return list(dict.fromkeys([*corpus, *as_list(metadata.parallel), *extra]))
+
+
 def pair_source_notes(metadata: ModelMetadata) -> list[str]:
     """How the build chose pair rows by source (``--keep-sources``, ``--leave-out-sources``), for the card."""
     keep, leave_out = as_list(metadata.keep_sources), as_list(metadata.leave_out_sources)
@@ -143,13 +152,22 @@ def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
     training = metadata.training or TrainingRecord()
     pca = metadata.pca or PCARecord()
     sentences_per_word = metadata.sentences_per_word
-    sources = as_list(metadata.corpus) or as_list(metadata.parallel)
-    corpus = ", ".join(inline_code(display_path(path)) for path in sources) or "the corpus"
+    corpus = ", ".join(inline_code(display_path(path)) for path in data_files(metadata, extra_pairs=False))
+    corpus = corpus or "the corpus"
     texts = {
         "extraction": (
             "Each vocabulary word's vector is the mean of the teacher's last-layer token vectors at the word's "
             f"positions in {'up to ' + format_number(sentences_per_word) if sentences_per_word else 'the'} "
             f"sentences of {corpus} that contain it (read before the teacher's pooling)."
+        ),
+        "completion": (
+            (
+                "The teacher's Chinese/Japanese tokens that the corpus missed"
+                if len(as_list(metadata.languages)) > 1
+                else "Frequent words of the language (wordfreq's list) that the corpus lacked"
+            )
+            + " are encoded alone by the teacher and mapped into the table by a linear map fitted on the table's own "
+            "words."
         ),
         "pca": (
             "PCA fitted on "
@@ -283,9 +301,7 @@ def license_facts(metadata: ModelMetadata, teacher: TeacherInfo) -> tuple[str | 
     if license_ in LICENSE_NOTICES:
         text = f"{LICENSE_NOTICES[license_]}\n\n{text}"
     notes = []
-    # The build records several corpus files as one "a.txt, b.tsv" string.
-    corpus = [part.strip() for item in as_list(metadata.corpus) for part in item.split(", ") if part.strip()]
-    sources = corpus + as_list(metadata.parallel) + as_list(metadata.extra_pairs)
+    sources = data_files(metadata)
     if metadata.data_license:
         listed = ", ".join(inline_code(display_path(path)) for path in sources)
         notes.append(f"{listed}: {metadata.data_license}" if listed else metadata.data_license)
