@@ -3,7 +3,7 @@
 For LangChain, Chroma, Haystack, LlamaIndex, SetFit and BERTopic (the README's "Use it with ..." section): embeds
 ``--texts`` corpus lines through the client at its default batch and with the README's tip (a larger batch, or
 ``st_static.encode``'s vectors handed to the client), and the eight texts without a known word of issue 45 (norm of
-each vector, and whether a search for them gives finite scores). ``sentence-transformers`` and ``st_static.encode``
+each vector, and what a search for one of them finds). ``sentence-transformers`` and ``st_static.encode``
 rows give the ceiling. Run it with an environment that has the clients (``pip install "st-static[clients]"``, e.g.
 the ``.venv-clients`` of ``scripts/test_clients.sh``)::
 
@@ -51,12 +51,13 @@ def langchain(path: str, texts: list[str]) -> dict[str, str]:
     tuned = HuggingFaceEmbeddings(model_name=path, encode_kwargs={"batch_size": 1024})
     store = InMemoryVectorStore.from_texts([*texts[:1000], *FALLBACK_TEXTS], tuned)
     hits = store.similarity_search_with_score("🙂", k=3)
+    found = [(document.page_content, round(score, 3)) for document, score in hits]
     return {
         "recipe": 'HuggingFaceEmbeddings(model_name=PATH, encode_kwargs={"batch_size": 1024})',
         "default": f"{rate(default.embed_documents, texts):,.0f}",
         "tuned": f"{rate(tuned.embed_documents, texts):,.0f}",
         "norms": norms(tuned.embed_documents(FALLBACK_TEXTS)),
-        "search": f"similarity_search('🙂'): scores {[round(score, 3) for _, score in hits]}",
+        "search": f"similarity_search('🙂', k=3): (text, score) {found}",
     }
 
 
@@ -73,13 +74,15 @@ def chroma(path: str, texts: list[str], model: Any) -> dict[str, str]:
     documents = [*texts[:1000], *FALLBACK_TEXTS]
     ids = [str(index) for index in range(len(documents))]
     collection.add(ids=ids, documents=documents, embeddings=st_static.encode(model, documents))
-    distances = collection.query(query_texts=["🙂"], n_results=3)["distances"][0]
+    result = collection.query(query_texts=["🙂"], n_results=3)
+    hits = zip(result["documents"][0], result["distances"][0], strict=True)
+    found = [(text, round(abs(distance), 3)) for text, distance in hits]
     return {
         "recipe": "SentenceTransformerEmbeddingFunction(model_name=PATH); add(..., embeddings=st_static.encode(...))",
         "default": f"{rate(function, texts):,.0f}",
         "tuned": f"{rate(lambda batch: st_static.encode(model, batch), texts):,.0f} (st_static.encode)",
         "norms": norms(function(FALLBACK_TEXTS)),
-        "search": f"query('🙂'): distances {[round(distance, 3) for distance in distances]}",
+        "search": f"query('🙂', n_results=3): (text, distance) {found}",
     }
 
 
@@ -108,12 +111,13 @@ def haystack(path: str, texts: list[str]) -> dict[str, str]:
     store.write_documents(embed(1024)([*texts[:1000], *FALLBACK_TEXTS]))
     query = text_embedder.run("🙂")["embedding"]
     hits = InMemoryEmbeddingRetriever(store).run(query_embedding=query, top_k=3)["documents"]
+    found = [(hit.content, round(hit.score, 3)) for hit in hits]
     return {
         "recipe": "SentenceTransformersDocumentEmbedder(model=PATH, batch_size=1024)",
         "default": f"{rate(embed(32), texts):,.0f}",
         "tuned": f"{rate(embed(1024), texts):,.0f}",
         "norms": norms([document.embedding for document in embed(1024)(FALLBACK_TEXTS)]),
-        "search": f"InMemoryEmbeddingRetriever('🙂'): scores {[round(hit.score, 3) for hit in hits]}",
+        "search": f"InMemoryEmbeddingRetriever('🙂', top_k=3): (text, score) {found}",
     }
 
 
@@ -125,13 +129,14 @@ def llama_index(path: str, texts: list[str]) -> dict[str, str]:
     default = HuggingFaceEmbedding(model_name=path, device="cpu")
     tuned = HuggingFaceEmbedding(model_name=path, device="cpu", embed_batch_size=1024)
     query = tuned.get_query_embedding("🙂")
-    scores = [tuned.similarity(query, vector) for vector in tuned.get_text_embedding_batch(texts[:3])]
+    candidates = [*texts[:2], "🙂", "東京"]
+    scores = [round(float(tuned.similarity(query, vector)), 3) for vector in tuned.get_text_embedding_batch(candidates)]
     return {
         "recipe": "StaticEmbedding.max_seq_length = 2**31 - 1; HuggingFaceEmbedding(..., embed_batch_size=1024)",
         "default": f"{rate(default.get_text_embedding_batch, texts):,.0f}",
         "tuned": f"{rate(tuned.get_text_embedding_batch, texts):,.0f}",
         "norms": norms(tuned.get_text_embedding_batch(FALLBACK_TEXTS)),
-        "search": f"similarity('🙂', 3 texts): {[round(score, 3) for score in scores]}",
+        "search": f"similarity('🙂', text) for 2 corpus lines, '🙂', '東京': {scores}",
     }
 
 
@@ -159,13 +164,13 @@ def setfit(path: str, texts: list[str], scratch: Path) -> dict[str, str]:
 
 def bertopic(texts: list[str], model: Any) -> dict[str, str]:
     from bertopic import BERTopic
-    from bertopic.backend import SentenceTransformerBackend
+    from bertopic.backend._utils import select_backend  # what BERTopic(embedding_model=model) embeds with
     from bertopic.dimensionality import BaseDimensionalityReduction
     from sklearn.cluster import KMeans
 
     import st_static
 
-    backend = SentenceTransformerBackend(model)
+    backend = select_backend(model)
     documents = texts[:2000]
     topic_model = BERTopic(umap_model=BaseDimensionalityReduction(), hdbscan_model=KMeans(5, random_state=0))
     topics, _ = topic_model.fit_transform(documents, embeddings=st_static.encode(model, documents))
