@@ -238,9 +238,11 @@ EXTRA_PAIRS_LICENSE = (
     "maintainers' descriptions (ddtp)"
 )
 # The base and extra pairs hold 5-9x the base build's sentences: at the legacy recipe's N = 100 and float32 the teacher
-# pass would read 19.4 M teacher tokens (2 h 17 min at the 2,363 tokens/s measured with benchmarks.teacher_pass_profile
-# on these pairs). Capped to an hour by reading each word's 10 shortest sentences (N = 10) with bfloat16 weights (4,047
-# tokens/s, word vectors within cosine 0.99993 of float32's); the contrastive training still sees every pair.
+# pass would read 19.4 M teacher tokens (2 h 17 min at the 2,363 tokens/s benchmarks.teacher_pass_profile measured on
+# these pairs). Capped to an hour of build: each word's 10 shortest sentences (N = 10: 422,072 sentences, 12.4 M
+# tokens) with bfloat16 weights (5,522 tokens/s in the build; word vectors within cosine 0.99993 of float32's). The
+# contrastive training still sees every pair. The same cap on the base pairs alone gives the base card's Tatoeba
+# scores (77.5 / 94.3 / 60.9 against 77.6 / 94.3 / 61.2; benchmarks/results/2026-11-26-crosslingual-extra-pairs.md).
 EXTRA_PAIRS_OPTIONS = (
     "--sentences-per-word",
     "10",
