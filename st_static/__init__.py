@@ -24,6 +24,7 @@ _PUBLIC = {
     "save_model": "st_static.model.save_load",
     "distill": "st_static.pipeline.distill_api",
     "add_fallback_rows": "st_static.extraction.fallback",
+    "extend": "st_static.pipeline.extend_api",
     "BuildSettings": "st_static.settings",
 }
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
     from st_static.pipeline.distill_api import distill
+    from st_static.pipeline.extend_api import extend
     from st_static.settings import BuildSettings
 
 
@@ -52,6 +54,7 @@ __all__ = [
     "add_fallback_rows",
     "distill",
     "encode",
+    "extend",
     "load_model",
     "save_model",
 ]

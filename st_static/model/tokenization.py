@@ -355,6 +355,82 @@ def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Toke
     return Tokenizer.from_str(json.dumps(state))
 
 
+def addable_words(tokenizer: Tokenizer, words: Iterable[str]) -> list[str]:
+    """The ``words`` that :func:`add_words` can give a row, in the order given (each once).
+
+    A word qualifies when it reads no row yet, is one word as the table splits text (in its normalised form: lowercase
+    for a lowercase table), is no longer than the longest word the tokenizer looks up, is not a token of a script
+    written without spaces (those are segmented into the vocabulary's tokens, :func:`build_word_tokenizer`), and, in a
+    case-sensitive table, none of its case variants is a fallback character (that character keeps its own row).
+    """
+    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    targets, _ = token_targets(tokenizer)
+    lowercase = is_lowercase_tokenizer(tokenizer)
+    longest = json.loads(tokenizer.to_str())["model"].get("max_input_chars_per_word", DEFAULT_MAX_WORD_CHARS)
+    fallback = set(fallback_characters_of(tokenizer))
+    chosen: dict[str, None] = {}
+    for word in words:
+        if not isinstance(word, str) or word in chosen or len(word) > longest or split_words(word) != [word]:
+            continue
+        if word != unicodedata.normalize("NFC", word) or (lowercase and word != word.lower()):
+            continue
+        if word in vocab and targets[vocab[word]] != DROPPED:
+            continue
+        if is_spaceless_token(word) or any(is_spaceless_token(char) for char in word):
+            continue
+        if not lowercase and word == word.lower() and {word.capitalize(), word.upper()} & fallback:
+            continue
+        chosen[word] = None
+    return list(chosen)
+
+
+def add_words(tokenizer: Tokenizer, words: Sequence[str]) -> Tokenizer:
+    """The word tokenizer with rows for ``words`` right after its words, before its fallback rows (if any).
+
+    The words keep their ids; the fallback rows, ``[UNK]`` and the extra keys move up by ``len(words)``. In a
+    case-sensitive table a lowercase new word also reads its capitalised and upper-case forms (as
+    :func:`build_word_tokenizer` gives them). No continuation piece is added, so a text without a new word reads the
+    same rows as before.
+
+    Args:
+        tokenizer: A word tokenizer (:func:`build_word_tokenizer`, with or without :func:`add_fallback_layout`).
+        words: The new words, in row order; each must be one of :func:`addable_words`.
+
+    Raises:
+        ValueError: If a word is given twice or cannot be added (see :func:`addable_words`).
+    """
+    words = list(words)
+    if len(set(words)) != len(words):
+        raise ValueError("A new word is given twice.")
+    addable = set(addable_words(tokenizer, words))
+    refused = [word for word in words if word not in addable]
+    if refused:
+        raise ValueError(
+            f"{refused[0]!r} cannot be added to the table: it already reads a row, or is not one word as the table "
+            "splits and normalises text (see addable_words)."
+        )
+    characters = fallback_characters_of(tokenizer)
+    base = remove_fallback_layout(tokenizer)
+    lowercase = is_lowercase_tokenizer(base)
+    _, num_words = token_targets(base)
+    state = json.loads(base.to_str())
+    vocab: dict[str, int] = state["model"]["vocab"]
+    new = set(words)
+    variants: dict[str, None] = {}
+    if not lowercase:
+        for word in words:
+            if word == word.lower():
+                for variant in (word.capitalize(), word.upper()):
+                    if variant not in vocab and variant not in new:
+                        variants[variant] = None
+    ordered = [token for token, _ in sorted(vocab.items(), key=lambda item: item[1])]
+    keys = [*ordered[:num_words], *words, UNKNOWN_TOKEN, *variants]
+    keys += [token for token in ordered[num_words + 1 :] if token not in new]
+    state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
+    extended = Tokenizer.from_str(json.dumps(state))
+    return add_fallback_layout(extended, characters) if characters else extended
+
+
 def remove_fallback_layout(tokenizer: Tokenizer) -> Tokenizer:
     """The word tokenizer without fallback rows (the tokenizer itself when it has none).
 
