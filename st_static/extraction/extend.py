@@ -151,10 +151,16 @@ def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float((a * b).sum(axis=1).mean())
 
 
-def _norm_targets(
+def norm_targets(
     table_norms: np.ndarray, fitted_norms: np.ndarray, fitted_counts: np.ndarray
 ) -> dict[NormChoice, float | None]:
-    """The norm each choice of :data:`NORM_CHOICES` scales rows to (``None``: keep the map's)."""
+    """The norm each choice of :data:`NORM_CHOICES` scales rows to (``None``: keep the map's).
+
+    Args:
+        table_norms: The norms of the table's word rows.
+        fitted_norms: The norms of the rows of the known words the map was fitted on.
+        fitted_counts: Those words' occurrences in the documents.
+    """
     rare = fitted_norms[fitted_counts <= RARE_COUNT]
     return {
         "rare": float(np.median(rare if rare.size >= 10 else fitted_norms)),
@@ -262,7 +268,7 @@ def new_word_rows(
     added = [index for index in range(count) if seen[index]]
     rows = mapping(result.word_vectors[:count][seen[:count]])
     table_norms = np.linalg.norm(table, axis=1)
-    target_norm = _norm_targets(table_norms, np.linalg.norm(target, axis=1), fit_counts)[norm]
+    target_norm = norm_targets(table_norms, np.linalg.norm(target, axis=1), fit_counts)[norm]
     rows = _scaled(rows, target_norm).astype(np.float32)
     report.update({"fitted_on": len(source), "norm": norm, "without_vector": count - len(added)})
     return NewRows(
