@@ -19,6 +19,7 @@ from st_static.compression.quantization import quantize
 from st_static.extraction.corpus import CorpusError
 from st_static.extraction.extend import count_document_words, document_sentences, document_words
 from st_static.model.tokenization import add_words, addable_words, build_word_tokenizer
+from st_static.teachers import TeacherError
 
 from .conftest import ADVERSARIAL_TEXTS, FALLBACK_TEXTS, with_fallback
 from .teachers import TINY_CORPUS, make_tiny_teacher
@@ -190,6 +191,19 @@ def test_unreadable_documents_are_refused_before_the_teacher(table, tmp_path, co
         path.write_bytes(content)
     with pytest.raises(CorpusError, match=message):
         st_static.extend(table, path, teacher="/no/such/teacher")
+
+
+def test_a_table_without_a_recorded_teacher_needs_one(table, documents):
+    table[0].metadata.teacher = None
+    with pytest.raises(TeacherError, match="--teacher"):
+        st_static.extend(table, documents)
+
+
+def test_word_counts_stay_aligned_with_the_rows(table, documents, teacher):
+    table[0].metadata.word_counts = [float(100 - row) for row in range(len(TABLE_WORDS))]
+    extended = st_static.extend(table, documents, teacher)
+    assert extended[0].metadata.word_counts[: len(TABLE_WORDS)] == table[0].metadata.word_counts
+    assert extended[0].metadata.word_counts[len(TABLE_WORDS) :] == [4.0, 2.0]  # zebra, quokka: their occurrences
 
 
 def test_documents_without_new_words_are_refused_before_the_teacher(table):
