@@ -31,6 +31,7 @@ from st_static.extraction.ridge import RidgeMap
 from st_static.extraction.selection import select_sentences
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import (
+    CONTINUATION_PREFIX,
     addable_words,
     build_word_tokenizer,
     token_targets,
@@ -118,7 +119,7 @@ def document_words(
     known_counts: Counter[str] = Counter()
     for word, count in counts.items():
         token_id = vocab.get(word)
-        row = targets[token_id] if token_id is not None and not word.startswith("##") else -1
+        row = targets[token_id] if token_id is not None and not word.startswith(CONTINUATION_PREFIX) else -1
         if 0 <= row < len(words):
             known_counts[words[row]] += count
     frequent = sorted(
