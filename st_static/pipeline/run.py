@@ -167,7 +167,8 @@ def run_pipeline(
     stages.finished("extraction", started, extraction.model_path)
 
     if _completes(settings):
-        extraction_key = stage_key(extraction_key, "completion", completion_settings)
+        completion_version = {"digit_placeholders": "left out"}  # wordfreq's a00, m000 (since 2026-11-27)
+        extraction_key = stage_key(extraction_key, "completion", completion_settings, completion_version)
         completion_path = work_dir / f"completion-{extraction_key}"
         started = time.perf_counter()
         if is_first_process():  # one process completes; the others wait and read its folder
