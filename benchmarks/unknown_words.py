@@ -224,9 +224,9 @@ def main(argv: list[str] | None = None) -> None:
             [
                 "## The full table: size and speed",
                 "",
-                "| table | rows | folder MB | STS-B dev | SICK dev | task mean | `st_static.encode` texts/s | "
-                "bare `encode(batch_size=1024)` texts/s |",
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+                "| table | rows | folder MB | weights MB | `load_model` s | bare load s | STS-B dev | SICK dev | "
+                "task mean | `st_static.encode` texts/s | bare `encode(batch_size=1024)` texts/s |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
             ]
         )
         with tempfile.TemporaryDirectory() as folder:
@@ -239,19 +239,65 @@ def main(argv: list[str] | None = None) -> None:
             ):
                 path = Path(folder) / name.split(",")[0].replace(" ", "-") / str(len(lines))
                 save_model(model, path)
+                load_model(path)  # warm the file cache: the timed loads read from memory
+                started = time.perf_counter()
                 loaded = load_model(path)
+                load_seconds = time.perf_counter() - started
                 scores = scores or score(model_encoder(loaded), tasks)
+                started = time.perf_counter()
                 bare = SentenceTransformer(str(path), device="cpu")
+                bare_seconds = time.perf_counter() - started
                 fast = texts_per_second(lambda batch, model=loaded: st_static.encode(model, batch), texts)
                 slow = texts_per_second(lambda batch, model=bare: model.encode(batch, batch_size=1024), texts)
-                rows[f"storage: {name}"] = {**scores, "fast": fast, "bare": slow, "bytes": folder_size(path)}
+                weights = path / "0_StaticEmbedding" / "model.safetensors"
+                weights = weights if weights.is_file() else path / "model.safetensors"
+                rows[f"storage: {name}"] = {
+                    **scores,
+                    "fast": fast,
+                    "bare": slow,
+                    "bytes": folder_size(path),
+                    "load_seconds": load_seconds,
+                    "bare_load_seconds": bare_seconds,
+                }
                 lines.append(
                     f"| {name} | {loaded[0].num_words:,} | {folder_size(path) / 1e6:.1f} | "
+                    f"{weights.stat().st_size / 1e6:.1f} | {load_seconds:.2f} | {bare_seconds:.2f} | "
                     f"{scores['stsb-en-dev']:.2f} | {scores['sick-dev']:.2f} | {scores['task mean']:.2f} | "
                     f"{fast:,.0f} | {slow:,.0f} |"
                 )
         lines.append("")
+    if args.output is not None:
+        figure = args.output.with_suffix(".png")
+        plot(rows, figure)
+        lines.append(f"Plot: `{figure.name}` (task mean per variant).")
     write_report(args.output, lines, rows)
+
+
+def plot(rows: dict[str, dict[str, float]], path: Path) -> None:
+    """Bars of the task mean: the ablation's variants, and each reader clean and under typos."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [
+        ("Vocabulary ablation", {name[10:]: row for name, row in rows.items() if name.startswith("ablation: ")}),
+        ("Typo noise", {name[7:]: row for name, row in rows.items() if name.startswith("typos: ")}),
+    ]
+    panels = [(title, values) for title, values in panels if values]
+    if not panels:
+        return
+    figure, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+    for axis, (title, values) in zip(axes[0], panels, strict=True):
+        names = list(values)
+        means = [values[name]["task mean"] for name in names]
+        axis.barh(names, means, color=["tab:gray" if "prefix" in name else "tab:blue" for name in names])
+        axis.set_xlim(min(means) - 2, max(means) + 1)
+        axis.invert_yaxis()
+        axis.set_title(f"{title}: English task mean")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
 
 
 if __name__ == "__main__":
