@@ -321,7 +321,7 @@ class StaticWordAverage(StaticEmbedding):
 
     def numpy_table(self) -> np.ndarray | None:
         """A numpy view of the token table (no copy; it follows in-place updates), or ``None`` off the CPU."""
-        weight = self.embedding.weight
+        weight = self._modules["embedding"]._parameters["weight"]  # what self.embedding.weight reads, without its hops
         cached = self.__dict__.get("_numpy_table")
         if cached is not None and cached[0] is weight and cached[1] == weight.data_ptr():
             return cached[2]
