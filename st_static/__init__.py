@@ -24,6 +24,7 @@ _PUBLIC = {
     "save_model": "st_static.model.save_load",
     "distill": "st_static.pipeline.distill_api",
     "add_fallback_rows": "st_static.extraction.fallback",
+    "add_piece_rows": "st_static.extraction.pieces",
     "extend": "st_static.pipeline.extend_api",
     "BuildSettings": "st_static.settings",
 }
@@ -31,6 +32,7 @@ _PUBLIC = {
 if TYPE_CHECKING:
     from st_static.errors import ModelFolderError, StStaticError
     from st_static.extraction.fallback import add_fallback_rows
+    from st_static.extraction.pieces import add_piece_rows
     from st_static.model.inference import encode
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
@@ -52,6 +54,7 @@ __all__ = [
     "StaticWordAverage",
     "__version__",
     "add_fallback_rows",
+    "add_piece_rows",
     "distill",
     "encode",
     "extend",

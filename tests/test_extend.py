@@ -18,11 +18,13 @@ from st_static.cli import app
 from st_static.compression.quantization import quantize
 from st_static.extraction.corpus import CorpusError
 from st_static.extraction.extend import count_document_words, document_sentences, document_words
+from st_static.extraction.pieces import add_piece_rows
 from st_static.model.tokenization import add_words, addable_words, build_word_tokenizer
 from st_static.teachers import TeacherError
 
 from .conftest import ADVERSARIAL_TEXTS, FALLBACK_TEXTS, with_fallback
 from .teachers import TINY_CORPUS, make_tiny_teacher
+from .test_pieces import morphology_model
 
 TABLE_WORDS = list(dict.fromkeys(word for sentence in TINY_CORPUS for word in sentence.split()))
 TABLE_WORDS += ["token", "piece", "friend", "word", "hello", "world"]
@@ -69,6 +71,7 @@ def rows_of(module: st_static.StaticWordAverage) -> dict[str, torch.Tensor]:
     """Each vocabulary word's row and each fallback row, by word (fallback rows by their character)."""
     table = module.word_vectors.detach()
     rows = {word: table[row] for row, word in enumerate(module.vocabulary)}
+    rows.update({"##" + piece: table[row] for row, piece in zip(module.piece_rows, module.pieces, strict=True)})
     if module.fallback is not None:
         rows["<empty>"] = table[module.fallback.sentinel_row]
         for row, character in zip(module.fallback.character_rows, module.fallback_characters, strict=True):
@@ -99,6 +102,23 @@ def test_added_words_go_before_the_fallback_rows_and_other_texts_read_the_same_r
     np.testing.assert_array_equal(st_static.encode(extended, texts), st_static.encode(fallback_module, texts))
     with pytest.raises(ValueError, match="cannot be added"):
         fallback_module.with_words(["the"], np.ones((1, fallback_module.embedding_dim), dtype=np.float32))
+
+
+def test_added_words_go_before_the_pieces(tmp_path):
+    model, _ = morphology_model()
+    pieces_model, _ = add_piece_rows(SentenceTransformer(modules=[with_fallback(model[0]), Normalize()]))
+    module = pieces_model[0]
+    assert json.loads(add_words(module.tokenizer, []).to_str()) == json.loads(module.tokenizer.to_str())
+    extended = module.with_words(["zebra"], np.ones((1, module.embedding_dim), dtype=np.float32))
+    assert extended.vocabulary == [*module.vocabulary, "zebra"] and extended.pieces == module.pieces
+    assert extended.piece_rows.start == module.piece_rows.start + 1
+    assert_rows_kept(module, extended)
+    texts = ["painted cooks", "zebra", "zebras", "repainting?", *ADVERSARIAL_TEXTS]
+    vectors = st_static.encode(extended, texts)
+    st_static.save_model(SentenceTransformer(modules=[extended, Normalize()]), tmp_path / "model")
+    np.testing.assert_allclose(SentenceTransformer(str(tmp_path / "model")).encode(texts), vectors, atol=1e-6)
+    np.testing.assert_array_equal(vectors[[0, 3]], st_static.encode(module, [texts[0], texts[3]]))
+    np.testing.assert_allclose(vectors[1], np.ones(module.embedding_dim) / module.embedding_dim**0.5, rtol=1e-5)
 
 
 def test_a_case_sensitive_table_reads_a_new_words_case_variants():

@@ -2,8 +2,8 @@
 
 The documents are checked and their words counted before the teacher is loaded; the new rows come from
 :mod:`st_static.extraction.extend` and go after the table's words, before its fallback rows
-(:meth:`~st_static.model.static_word_average.StaticWordAverage.with_words`), so every row the table had keeps its
-values bit for bit and a text without a new word reads what it read before.
+and its subword pieces (:meth:`~st_static.model.static_word_average.StaticWordAverage.with_words`), so every row
+the table had keeps its values bit for bit and every known word reads what it read before.
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ def extend(
     """A copy of a static model with rows for the words of ``corpus`` that its table lacks.
 
     The teacher reads the documents' sentences holding each new word (the extraction stage's method), and a map
-    fitted on the table's own words found there carries the vectors into the table (:mod:`st_static.extraction.extend`).
-    Every row the table had keeps its value bit for bit; fallback rows stay, after the new words. A float16 table
-    stays float16; other compressed tables come back as float32 (quantise again). ``metadata.extend`` records what
-    was added, and the model card says it.
+    fitted on the table's own words found there carries the vectors into the table
+    (:mod:`st_static.extraction.extend`). Every row the table had keeps its value bit for bit; piece and fallback rows
+    stay, after the new words. A float16 table stays float16; other compressed tables come back as float32 (quantise
+    again). ``metadata.extend`` records what was added, and the model card says it.
 
     Args:
         model: A static ``SentenceTransformer`` (``st_static.load_model`` or a bare load of a saved table).
