@@ -459,11 +459,13 @@ def addable_words(tokenizer: Tokenizer, words: Iterable[str]) -> list[str]:
     written without spaces (those are segmented into the vocabulary's tokens, :func:`build_word_tokenizer`), and, in a
     case-sensitive table, none of its case variants is a fallback character (that character keeps its own row).
     """
-    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    state = json.loads(tokenizer.to_str())
+    vocab: dict[str, int] = state["model"]["vocab"]
+    longest = state["model"].get("max_input_chars_per_word", DEFAULT_MAX_WORD_CHARS)
     targets, _ = token_targets(tokenizer)
     lowercase = is_lowercase_tokenizer(tokenizer)
-    longest = json.loads(tokenizer.to_str())["model"].get("max_input_chars_per_word", DEFAULT_MAX_WORD_CHARS)
-    fallback = set(fallback_characters_of(tokenizer))
+    layout = fallback_layout(tokenizer, vocab)
+    fallback = set() if layout is None else {token for token, row in vocab.items() if row in layout.character_rows}
     chosen: dict[str, None] = {}
     for word in words:
         if not isinstance(word, str) or word in chosen or len(word) > longest or split_words(word) != [word]:
@@ -483,11 +485,11 @@ def addable_words(tokenizer: Tokenizer, words: Iterable[str]) -> list[str]:
 def add_words(tokenizer: Tokenizer, words: Sequence[str]) -> Tokenizer:
     """The word tokenizer with rows for ``words`` right after its words, before its pieces and fallback rows.
 
-    The words keep their ids; the pieces, fallback rows, ``[UNK]`` and extra keys move up by ``len(words)``. In a
-    case-sensitive table a lowercase new word also reads its capitalised and upper-case forms (as
-    :func:`build_word_tokenizer` gives them). No continuation key is added: every known word reads the row it read,
-    and an unknown word reads what it read unless it starts with a new word (its longest known prefix is then that
-    word, as for any word of the table).
+    The words keep their ids; the pieces, fallback rows, ``[UNK]`` and extra keys move up by ``len(words)`` (every
+    layout keeps the words first, so the others stay as they were). In a case-sensitive table a lowercase new word
+    also reads its capitalised and upper-case forms (as :func:`build_word_tokenizer` gives them). No continuation key
+    is added: every known word reads the row it read, and an unknown word reads what it read unless it starts with a
+    new word (its longest known prefix is then that word, as for any word of the table).
 
     Args:
         tokenizer: A word tokenizer (:func:`build_word_tokenizer`, with or without the piece and fallback layouts).
@@ -506,29 +508,27 @@ def add_words(tokenizer: Tokenizer, words: Sequence[str]) -> Tokenizer:
             f"{refused[0]!r} cannot be added to the table: it already reads a row, or is not one word as the table "
             "splits and normalises text (see addable_words)."
         )
-    characters = fallback_characters_of(tokenizer)
-    pieces = pieces_of(tokenizer)
-    base = remove_piece_layout(remove_fallback_layout(tokenizer))
-    lowercase = is_lowercase_tokenizer(base)
-    state = json.loads(base.to_str())
+    state = json.loads(tokenizer.to_str())
     vocab: dict[str, int] = state["model"]["vocab"]
-    num_words = vocab[UNKNOWN_TOKEN]
+    unknown = vocab[UNKNOWN_TOKEN]
+    layout = fallback_layout(tokenizer, vocab)
+    pieces = piece_rows_of(tokenizer, vocab)
+    num_words = min(
+        unknown, layout.sentinel_row if layout is not None else unknown, pieces.start if pieces else unknown
+    )
     new = set(words)
     variants: dict[str, None] = {}
-    if not lowercase:
+    if not is_lowercase_tokenizer(tokenizer):
         for word in words:
             if word == word.lower():
                 for variant in (word.capitalize(), word.upper()):
                     if variant not in vocab and variant not in new:
                         variants[variant] = None
     ordered = [token for token, _ in sorted(vocab.items(), key=lambda item: item[1])]
-    keys = [*ordered[:num_words], *words, UNKNOWN_TOKEN, *variants]
-    keys += [token for token in ordered[num_words + 1 :] if token not in new]
+    keys = [*ordered[:num_words], *words, *ordered[num_words : unknown + 1], *variants]
+    keys += [token for token in ordered[unknown + 1 :] if token not in new]
     state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
-    extended = Tokenizer.from_str(json.dumps(state))
-    if pieces:
-        extended = add_piece_layout(extended, pieces)
-    return add_fallback_layout(extended, characters) if characters else extended
+    return Tokenizer.from_str(json.dumps(state))
 
 
 def remove_fallback_layout(tokenizer: Tokenizer) -> Tokenizer:

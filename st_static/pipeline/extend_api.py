@@ -96,7 +96,7 @@ def extend(
     from sentence_transformers import SentenceTransformer
 
     from st_static.compression.model_parts import float_pipeline, rebuild
-    from st_static.compression.quantization import quantize
+    from st_static.compression.quantization import CompactStaticWordAverage, quantize_table
     from st_static.extraction.extend import count_document_words, document_sentences, document_words, new_word_rows
     from st_static.extraction.teacher_model import load_teacher
 
@@ -160,9 +160,12 @@ def extend(
     if storage not in (None, "float32", "float16"):
         logger.warning("The %s table comes back as float32 with the new words; quantise it again.", storage)
         updated.quantization = None
-    extended = rebuild(model, [module.with_words(new.words, new.rows, metadata=updated), *rest])
+    extended = module.with_words(new.words, new.rows, metadata=updated)
+    if storage == "float16":  # float16 of float16 values: the old rows are unchanged
+        half = quantize_table(extended.word_vectors.detach(), storage).dequantize()
+        extended = CompactStaticWordAverage(extended.tokenizer, half, metadata=updated, storage=storage)
     logger.info("Added %d words from %s (map fitted on %d words).", len(new.words), name, record.fitted_on)
-    return quantize(extended, "float16") if storage == "float16" else extended
+    return rebuild(model, [extended, *rest])
 
 
 def extend_inputs(
