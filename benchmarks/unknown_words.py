@@ -98,6 +98,17 @@ def noisy(encoder: Encoder, rate: float) -> Encoder:
     return lambda texts: encoder([with_typos(text, rate) for text in texts])
 
 
+def shown_arguments(argv: list[str] | None) -> list[str]:
+    """The command's arguments as a results file shows them: a path outside the repository as ``TEACHERS/<name>``
+    (no path of this machine in a committed file)."""
+    shown = []
+    for argument in sys.argv[1:] if argv is None else argv:
+        path = Path(argument)
+        outside = path.is_absolute() and not path.resolve().is_relative_to(Path(__file__).resolve().parents[1])
+        shown.append(f"TEACHERS/{path.name}" if outside else argument)
+    return shown
+
+
 def score(encoder: Encoder, tasks: list) -> dict[str, float]:
     """Each set's main score and the STS and task means."""
     results = evaluate_tasks(encoder, tasks)
@@ -148,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     lines = [
         "# Words the table lacks: subword pieces against the prefix rule",
         "",
-        f"Command: `{command_line('benchmarks.unknown_words', argv)}`",
+        f"Command: `{command_line('benchmarks.unknown_words', shown_arguments(argv))}`",
         f"Machine: {machine()[0]}; load average at the start {load_average()}.",
         f"Model: `{Path(args.model).name}`; pieces fitted in {fit_seconds:.1f} s: {report['pieces']} pieces "
         f"({report['used_pieces']} used), on {report['fitted_on']} words; held-out words' cosine to their rows "
