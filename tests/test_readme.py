@@ -33,7 +33,11 @@ BLOCKS = code_blocks()
 RUN_PYTHON = [block for block in BLOCKS if block.language == "python" and not block.not_run and not block.needs]
 RUN_BASH = [block for block in BLOCKS if block.language == "bash" and not block.not_run]
 NOT_RUN = [block for block in BLOCKS if block.not_run]
-CHOOSER_TABLES = ("swe-all-MiniLM-L6-v2-256d", "swe-nomic-embed-text-v1.5-256d", "swe-multilingual-e5-small-en-de-ja-zh-extra")
+CHOOSER_TABLES = (
+    "swe-all-MiniLM-L6-v2-256d",
+    "swe-nomic-embed-text-v1.5-256d",
+    "swe-multilingual-e5-small-en-de-ja-zh-extra",
+)
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +141,11 @@ def python_names_problems(code: str) -> list[str]:
             if not hasattr(st_static, node.attr):
                 problems.append(f"st_static.{node.attr}")
         elif isinstance(node, ast.Call) and ast.unparse(node.func) == "st_static.distill":
-            settings = {item.name for kind in (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings)
-                        for item in fields(kind)}
+            settings = {
+                item.name
+                for kind in (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings)
+                for item in fields(kind)
+            }
             accepted = set(inspect.signature(st_static.distill).parameters) | settings
             problems += [f"distill({keyword.arg}=...)" for keyword in node.keywords if keyword.arg not in accepted]
     return problems
@@ -224,7 +231,9 @@ def test_every_figure_names_the_results_file_it_comes_from():
     unsourced = []
     for unit in prose_units(README_TEXT):
         files = set(RESULTS_FILE.findall(unit))
-        sources = " ".join((REPO_ROOT / name).read_text(encoding="utf-8") for name in files if (REPO_ROOT / name).is_file())
+        sources = " ".join(
+            (REPO_ROOT / name).read_text(encoding="utf-8") for name in files if (REPO_ROOT / name).is_file()
+        )
         figures = FIGURE.findall(re.sub(r"`[^`\n]*`", "", unit))
         unsourced += [(figure, unit[:60]) for figure in figures if figure not in sources]
     assert unsourced == []
@@ -234,7 +243,9 @@ def test_no_speed_figure_says_quiet_and_shared_cpu_runs_say_shared():
     assert "quiet" not in README_TEXT.lower()
     for unit in prose_units(README_TEXT):
         files = RESULTS_FILE.findall(unit)
-        texts = [(REPO_ROOT / name).read_text(encoding="utf-8").lower() for name in files if (REPO_ROOT / name).is_file()]
+        texts = [
+            (REPO_ROOT / name).read_text(encoding="utf-8").lower() for name in files if (REPO_ROOT / name).is_file()
+        ]
         if any("shared" in text for text in texts):
             if re.search(r"texts/s|sentences/s|wall", unit):
                 assert "shared" in unit, unit[:80]
@@ -280,7 +291,12 @@ def evaluate_commands(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "document", ["README.md", "hub_cards/README.md", *sorted(f"hub_cards/{p.name}" for p in (REPO_ROOT / "hub_cards").glob("swe-*.md"))]
+    "document",
+    [
+        "README.md",
+        "hub_cards/README.md",
+        *sorted(f"hub_cards/{p.name}" for p in (REPO_ROOT / "hub_cards").glob("swe-*.md")),
+    ],
 )
 def test_every_documented_evaluate_command_gives_its_data(document):
     commands = evaluate_commands((REPO_ROOT / document).read_text(encoding="utf-8"))
@@ -302,3 +318,11 @@ def test_the_results_index_has_a_line_per_results_file():
     index = (folder / "README.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| `([^`]+\.md)`", index, flags=re.MULTILINE))
     assert listed == {path.name for path in folder.glob("*.md") if path.name != "README.md"}
+
+
+def test_each_headline_of_the_results_index_comes_from_its_file():
+    folder = REPO_ROOT / "benchmarks" / "results"
+    for line in (folder / "README.md").read_text(encoding="utf-8").splitlines():
+        if match := re.match(r"^\| `([^`]+\.md)` \|", line):
+            source = (folder / match.group(1)).read_text(encoding="utf-8")
+            assert [figure for figure in FIGURE.findall(line) if figure not in source] == [], line
