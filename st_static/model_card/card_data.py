@@ -18,6 +18,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from st_static.files import file_sha256, write_text_atomically
 from st_static.model.inference import static_module
 from st_static.model.languages import has_spaceless_language, language_name
+from st_static.model.empty_text import with_empty_text_dense
 from st_static.model.model2vec_config import model2vec_incompatibility, modules_incompatibility
 from st_static.model.static_word_average import WEIGHTS_FILE_NAME
 from st_static.model_card.evaluation_table import (
@@ -144,6 +145,14 @@ class StaticModelCardData(SentenceTransformerModelCardData):
 
     def try_to_set_base_model(self) -> None:
         """The base model is the teacher, read from the metadata in :meth:`to_dict` (no Hub look-up)."""
+
+    def get_model_specific_metadata(self) -> dict[str, Any]:
+        """ST's facts of the model, its architecture as the folder holds it: with the empty text's ``Dense``, which a
+        save writes and ``load_model`` drops, so the build's card and ``st-static card`` describe the same folder."""
+        if self.model is None:
+            return super().get_model_specific_metadata()
+        with with_empty_text_dense(self.model):
+            return super().get_model_specific_metadata()
 
     def get_default_model_name(self) -> str:
         module = self._static_module()
