@@ -16,9 +16,9 @@ from sentence_transformers.sentence_transformer.model_card import SentenceTransf
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.files import file_sha256, write_text_atomically
+from st_static.model.empty_text import with_empty_text_dense
 from st_static.model.inference import static_module
 from st_static.model.languages import has_spaceless_language, language_name
-from st_static.model.empty_text import with_empty_text_dense
 from st_static.model.model2vec_config import model2vec_incompatibility, modules_incompatibility
 from st_static.model.static_word_average import WEIGHTS_FILE_NAME
 from st_static.model_card.evaluation_table import (
