@@ -78,3 +78,23 @@ def test_a_card_from_a_built_model_and_from_its_data_block_agree(word_module, tm
     assert refresh.main(["--models-dir", str(tmp_path / "models"), "--out-dir", str(out), "--check"]) == 0
     (out / f"{spec.name}.md").write_text(card.replace("Build time", "Built in"), encoding="utf-8")
     assert refresh.main(["--models-dir", str(tmp_path / "models"), "--out-dir", str(out), "--check"]) == 1
+
+
+def test_a_cross_lingual_card_names_each_text_file_once(word_module):
+    from st_static.model_card import StaticModelCardData
+
+    word_module.metadata = {
+        "teacher": "intfloat/multilingual-e5-small",
+        "languages": ["en", "de"],
+        "corpus": "en-60k.txt, parallel/en-de.tsv, extra/en-de.tsv",  # how a cross-lingual build records its files
+        "parallel": ["parallel/en-de.tsv", "extra/en-de.tsv"],
+    }
+    model = SentenceTransformer(modules=[word_module, Normalize()], device="cpu", model_card_data=StaticModelCardData())
+    distilled_on = re.search(r"^- \*\*Distilled on:\*\* (.*)$", generate_card(model), flags=re.MULTILINE).group(1)
+    assert distilled_on == "`en-60k.txt`, `parallel/en-de.tsv` (parallel), `extra/en-de.tsv` (parallel)"
+
+
+def generate_card(model: SentenceTransformer) -> str:
+    from st_static.model_card import render_model_card
+
+    return render_model_card(model)

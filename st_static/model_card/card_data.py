@@ -39,6 +39,7 @@ from st_static.model_card.facts import (
     as_list,
     build_facts,
     code_fence,
+    data_files,
     display_path,
     format_number,
     inline_code,
@@ -202,9 +203,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "spaceless": has_spaceless_language(languages),
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
-            "corpora": [inline_code(display_path(path)) for path in as_list(metadata.corpus)]
-            + [f"{inline_code(display_path(path))} (parallel)" for path in as_list(metadata.parallel)]
-            + pair_source_notes(metadata),
+            "corpora": self._corpora(metadata),
             "stages": stage_descriptions(metadata),
             "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.stages)],
             "training_rows": training_rows(metadata),
@@ -218,6 +217,18 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
             or modules_incompatibility(self.model),
         }
+
+    @staticmethod
+    def _corpora(metadata: Any) -> list[str]:
+        """Each text file the build read, once: the corpus files (the metadata joins their names in one string, with
+        the pair files in a cross-lingual build), then the pair files marked as such, then how sources were chosen."""
+        parallel = as_list(metadata.parallel)
+        corpus = [path for path in data_files(metadata, extra_pairs=False) if path not in parallel]
+        return [
+            *(inline_code(display_path(path)) for path in corpus),
+            *(f"{inline_code(display_path(path))} (parallel)" for path in parallel),
+            *pair_source_notes(metadata),
+        ]
 
     # -------------------------------------------------------------------------------- rendering
     def to_dict(self) -> dict[str, Any]:
