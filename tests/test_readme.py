@@ -325,3 +325,14 @@ def test_each_headline_of_the_results_index_comes_from_its_file():
         if match := re.match(r"^\| `([^`]+\.md)` \|", line):
             source = (folder / match.group(1)).read_text(encoding="utf-8")
             assert [figure for figure in FIGURE.findall(line) if figure not in source] == [], line
+
+
+def test_every_extra_the_readme_names_exists():
+    import tomllib
+
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    named = set(re.findall(r"st-static\[(\w+)\]", README_TEXT))
+    assert {"train", "teachers", "clients", "eval"} <= named
+    assert named <= set(extras)
