@@ -202,8 +202,9 @@ def test_each_client_recipe_names_its_library_and_follows_the_shared_start():
         "setfit",
         "bertopic",
     }
-    for start, _ in recipes:
+    for start, recipe in recipes:
         assert "PATH = " in start.code and "texts = " in start.code and "ids = " in start.code
+        compile(start.code + "\n" + recipe.code, f"README.md:{recipe.line}", "exec")  # runs in the clients' venv
 
 
 # ------------------------------------------------------------------------------------------------ figures
