@@ -24,12 +24,14 @@ _PUBLIC = {
     "save_model": "st_static.model.save_load",
     "distill": "st_static.pipeline.distill_api",
     "add_fallback_rows": "st_static.extraction.fallback",
+    "add_piece_rows": "st_static.extraction.pieces",
     "BuildSettings": "st_static.settings",
 }
 
 if TYPE_CHECKING:
     from st_static.errors import ModelFolderError, StStaticError
     from st_static.extraction.fallback import add_fallback_rows
+    from st_static.extraction.pieces import add_piece_rows
     from st_static.model.inference import encode
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
@@ -50,6 +52,7 @@ __all__ = [
     "StaticWordAverage",
     "__version__",
     "add_fallback_rows",
+    "add_piece_rows",
     "distill",
     "encode",
     "load_model",

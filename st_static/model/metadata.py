@@ -245,6 +245,24 @@ class FallbackRecord(_Record):
 
 
 @dataclass(kw_only=True, repr=False)
+class PiecesRecord(_Record):
+    """``pieces``: the subword-piece rows :func:`st_static.add_piece_rows` gave the table (what unknown words read)."""
+
+    pieces: int | None = None
+    """How many pieces got a row."""
+    used: int | None = None
+    """How many of them some vocabulary word's cut uses (the others are zero rows)."""
+    fitted_on: int | None = None
+    """Vocabulary words whose cut (prefix and pieces) fitted the rows."""
+    ridge: float | None = None
+    held_out_cosine_prefix: float | None = None
+    """Mean cosine of held-out words' rows to their prefix's row alone (the rule without pieces)."""
+    held_out_cosine: float | None = None
+    """Mean cosine of held-out words' rows to their prefix's row plus their pieces' rows."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
 class FoldedNormsRecord(_Record):
     """``ensemble.folded``: the per-block scales :func:`st_static.compression.fold_block_normalization` folded in."""
 
@@ -319,6 +337,7 @@ class ModelMetadata(_Record):
     ensemble: EnsembleRecord | None = None
     truncated_from_dim: int | None = None
     fallback: FallbackRecord | None = None
+    pieces: PiecesRecord | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this st-static does not know (and known keys that held ``null``), written back unchanged."""
 

@@ -37,6 +37,8 @@ from st_static.model.tokenization import (
     fallback_characters_of,
     fallback_layout,
     is_lowercase_tokenizer,
+    piece_rows_of,
+    pieces_of,
     remove_fallback_layout,
     token_targets,
 )
@@ -152,6 +154,8 @@ class StaticWordAverage(StaticEmbedding):
         self.num_words = num_words
         self.fallback: FallbackLayout | None = fallback_layout(tokenizer)
         """Where the fallback rows are (the empty-text row, then one per fallback character), or ``None``."""
+        self.piece_rows: range = piece_rows_of(tokenizer)
+        """The rows of the subword pieces unknown words read after their prefix (empty without them)."""
         self.lowercase = is_lowercase_tokenizer(tokenizer)
         self.metadata = metadata
         self._vocabulary: list[str] | None = None
@@ -196,8 +200,8 @@ class StaticWordAverage(StaticEmbedding):
             return self
         metadata = self.metadata.copy()
         metadata.fallback = None
-        words = self.word_vectors.detach()[: self.num_vocabulary_words].clone()
-        return StaticWordAverage(remove_fallback_layout(self.tokenizer), words, metadata=metadata)
+        rows = self.word_vectors.detach()[: self.fallback.sentinel_row].clone()  # the words and the pieces
+        return StaticWordAverage(remove_fallback_layout(self.tokenizer), rows, metadata=metadata)
 
     @classmethod
     def from_static_embedding(
@@ -254,9 +258,19 @@ class StaticWordAverage(StaticEmbedding):
         return 0 if self.fallback is None else self.fallback.num_rows
 
     @property
+    def num_piece_rows(self) -> int:
+        """The subword pieces' rows, right after the words (0 without them)."""
+        return len(self.piece_rows)
+
+    @property
+    def pieces(self) -> list[str]:
+        """The subword pieces (without ``##``) in row order; none without piece rows."""
+        return pieces_of(self.tokenizer)
+
+    @property
     def num_vocabulary_words(self) -> int:
-        """The vocabulary words: the table's rows before the fallback rows."""
-        return self.num_words - self.num_fallback_rows
+        """The vocabulary words: the table's rows before the piece and fallback rows."""
+        return self.num_words - self.num_fallback_rows - self.num_piece_rows
 
     @property
     def fallback_characters(self) -> list[str]:
@@ -307,7 +321,7 @@ class StaticWordAverage(StaticEmbedding):
 
     def numpy_table(self) -> np.ndarray | None:
         """A numpy view of the token table (no copy; it follows in-place updates), or ``None`` off the CPU."""
-        weight = self.embedding.weight
+        weight = self._modules["embedding"]._parameters["weight"]  # what self.embedding.weight reads, without its hops
         cached = self.__dict__.get("_numpy_table")
         if cached is not None and cached[0] is weight and cached[1] == weight.data_ptr():
             return cached[2]
@@ -325,9 +339,9 @@ class StaticWordAverage(StaticEmbedding):
         runs the ``EmbeddingBag`` as before.
         """
         input_ids, offsets = features["input_ids"], features["offsets"]
-        if torch.is_grad_enabled() and self.fallback is not None:  # training reads the words only
-            fallback = (input_ids >= self.fallback.sentinel_row) & (input_ids < self.num_words)
-            features["input_ids"] = input_ids = input_ids.masked_fill(fallback, self.num_words)
+        if torch.is_grad_enabled() and self.num_vocabulary_words < self.num_words:  # training reads the words only
+            not_words = (input_ids >= self.num_vocabulary_words) & (input_ids < self.num_words)
+            features["input_ids"] = input_ids = input_ids.masked_fill(not_words, self.num_words)
         table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
         if table is None:
             return super().forward(features, **kwargs)
@@ -356,10 +370,11 @@ class StaticWordAverage(StaticEmbedding):
         return "StaticWordAverage"
 
     def __repr__(self) -> str:
+        pieces = f", piece_rows={self.num_piece_rows}" if self.num_piece_rows else ""
         fallback = f", fallback_rows={self.num_fallback_rows}" if self.fallback is not None else ""
         return (
             f"StaticWordAverage(num_words={self.num_words}, embedding_dim={self.embedding_dim}, "
-            f"lowercase={self.lowercase}{fallback})"
+            f"lowercase={self.lowercase}{pieces}{fallback})"
         )
 
     def train(self, mode: bool = True) -> StaticWordAverage:

@@ -214,6 +214,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
             "fallback_characters": None if module.fallback is None else format_number(len(module.fallback_characters)),
+            "piece_rows": format_number(module.num_piece_rows) if getattr(module, "num_piece_rows", 0) else None,
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
             or modules_incompatibility(self.model),
         }
