@@ -23,13 +23,13 @@ def test_info_counts_words_apart_from_fallback_rows(fallback_module, tmp_path):
     described = json.loads(result.output)
     assert described["num_words"] == fallback_module.num_vocabulary_words
     assert described["num_fallback_rows"] == fallback_module.num_fallback_rows > 0
-    assert described["num_rows"] == described["num_words"] + described["num_fallback_rows"]
+    assert described["num_rows"] == sum(described[key] for key in ("num_words", "num_piece_rows", "num_fallback_rows"))
 
 
 def test_info_of_a_table_without_fallback_rows_counts_every_row_as_a_word(word_model, tmp_path):
     st_static.save_model(word_model, tmp_path / "m")
     described = json.loads(CliRunner().invoke(app, ["info", str(tmp_path / "m")]).output)
-    assert described["num_fallback_rows"] == 0
+    assert described["num_fallback_rows"] == described["num_piece_rows"] == 0
     assert described["num_words"] == described["num_rows"] == word_model[0].num_words
 
 

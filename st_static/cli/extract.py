@@ -39,7 +39,15 @@ def extract(
 # Extraction settings of the build's later stages, which ``extract`` (steps 1 and 2 only) never runs: offering them
 # would let a user set what nothing reads.
 NOT_EXTRACTED = frozenset(
-    {"complete_words", "complete_spaceless", "fallback_rows", "long_texts", "long_text_sentences"}
+    {
+        "complete_words",
+        "complete_spaceless",
+        "fallback_rows",
+        "long_texts",
+        "long_text_sentences",
+        "piece_rows",
+        "storage",
+    }
 )
 
 

@@ -13,8 +13,8 @@ from st_static.cli.app import command
 def info(model: str = typer.Argument(..., help="Model folder or Hub repo id.")) -> None:
     """Print the vocabulary size, dimension and metadata of a static model, after checking its files.
 
-    ``num_words`` counts the vocabulary words; the fallback rows after them (the empty text's and one per character)
-    are ``num_fallback_rows``, and ``num_rows`` is the whole table.
+    ``num_words`` counts the vocabulary words; the subword pieces' rows after them are ``num_piece_rows``, the
+    fallback rows (the empty text's and one per character) ``num_fallback_rows``, and ``num_rows`` is the whole table.
     """
     from st_static.model.save_load import load_model
 
@@ -24,6 +24,7 @@ def info(model: str = typer.Argument(..., help="Model folder or Hub repo id.")) 
     description = {
         **config,
         "num_words": module.num_vocabulary_words,
+        "num_piece_rows": module.num_piece_rows,
         "num_fallback_rows": module.num_fallback_rows,
         "num_rows": config["num_words"],
     }
