@@ -25,6 +25,7 @@ _PUBLIC = {
     "distill": "st_static.pipeline.distill_api",
     "add_fallback_rows": "st_static.extraction.fallback",
     "add_piece_rows": "st_static.extraction.pieces",
+    "extend": "st_static.pipeline.extend_api",
     "BuildSettings": "st_static.settings",
 }
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
     from st_static.pipeline.distill_api import distill
+    from st_static.pipeline.extend_api import extend
     from st_static.settings import BuildSettings
 
 
@@ -55,6 +57,7 @@ __all__ = [
     "add_piece_rows",
     "distill",
     "encode",
+    "extend",
     "load_model",
     "save_model",
 ]

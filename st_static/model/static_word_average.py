@@ -33,6 +33,7 @@ from st_static.model.saved_module import read_saved_module
 from st_static.model.tokenization import (
     DROPPED,
     FallbackLayout,
+    add_words,
     build_word_tokenizer,
     fallback_characters_of,
     fallback_layout,
@@ -202,6 +203,38 @@ class StaticWordAverage(StaticEmbedding):
         metadata.fallback = None
         rows = self.word_vectors.detach()[: self.fallback.sentinel_row].clone()  # the words and the pieces
         return StaticWordAverage(remove_fallback_layout(self.tokenizer), rows, metadata=metadata)
+
+    def with_words(
+        self,
+        words: Sequence[str],
+        rows: np.ndarray | torch.Tensor,
+        metadata: ModelMetadata | Mapping[str, Any] | None = None,
+    ) -> StaticWordAverage:
+        """A new module with rows for ``words`` after this one's words, before its piece and fallback rows.
+
+        Every row this module has keeps its values bit for bit (the piece and fallback rows move up by
+        ``len(words)``), and every known word reads the row it read (:func:`~st_static.model.tokenization.add_words`).
+
+        Args:
+            words: The new words, in row order: words the table lacks, in its normalised form
+                (:func:`~st_static.model.tokenization.addable_words`).
+            rows: Their vectors, ``(len(words), embedding_dim)``.
+            metadata: The new module's metadata (default: a copy of this one's).
+
+        Raises:
+            ValueError: If a word cannot be added, or ``rows`` does not have one row of this width per word.
+        """
+        rows = torch.as_tensor(np.asarray(rows) if not torch.is_tensor(rows) else rows).detach().to("cpu")
+        if rows.shape != (len(words), self.embedding_dim):
+            raise ValueError(
+                f"Expected one {self.embedding_dim}-wide row per new word, {len(words)} in all; got shape "
+                f"{tuple(rows.shape)}."
+            )
+        table = self.word_vectors.detach().to("cpu", torch.float32)
+        split = self.num_vocabulary_words
+        extended = torch.cat([table[:split], rows.to(torch.float32), table[split:]])
+        chosen = self.metadata if metadata is None else metadata
+        return StaticWordAverage(add_words(self.tokenizer, words), extended, metadata=chosen)
 
     @classmethod
     def from_static_embedding(
