@@ -100,8 +100,9 @@ def extend(
     from st_static.extraction.extend import count_document_words, document_sentences, document_words, new_word_rows
     from st_static.extraction.teacher_model import load_teacher
 
-    storage = getattr(model[0], "storage", None) or model[0].metadata.quantization  # before float_pipeline clears it
-    module, rest = float_pipeline(model)
+    module, rest = float_pipeline(model)  # a float32 copy: the input's storage is read from the input itself
+    first = model[0]
+    storage = getattr(first, "storage", None) or getattr(getattr(first, "metadata", None), "quantization", None)
     metadata = module.metadata
     source = documents_source(corpus)
     name = corpus_name(source)
