@@ -269,8 +269,12 @@ def test_the_claims_about_the_compare_run_hold():
     rows = compare_rows()
     static = {name: row for name, row in rows.items() if not name.startswith("teacher")}
     best_sts = max(static, key=lambda name: float(static[name]["STS-B test"]))
-    assert best_sts.startswith("st-static from MiniLM")  # "the best STS-B of the static rows of its run"
-    assert "the best STS-B of the static rows of its run" in README_TEXT
+    assert best_sts.startswith("st-static from MiniLM")  # "the best STS-B of the static rows"
+    assert "the best STS-B of the static rows" in README_TEXT
+    card = (REPO_ROOT / "hub_cards/swe-all-MiniLM-L6-v2-256d.md").read_text(encoding="utf-8")
+    today = float(re.search(r'"stsb-en-test": \{\s*"metric": "spearman_cosine",\s*"score": ([\d.]+)', card).group(1))
+    others = [float(row["STS-B test"]) for name, row in static.items() if not name.startswith("st-static from MiniLM")]
+    assert today > max(others)  # today's main table still leads the other static rows of that run
     best_clustering = max(static, key=lambda name: float(static[name]["clustering (1)"]))
     assert best_clustering.startswith("GloVe")  # so the README makes no claim of leading on clustering
     minilm_row = next(line for line in README_TEXT.splitlines() if line.startswith("| `swe-all-MiniLM-L6-v2-256d`"))
