@@ -42,12 +42,14 @@ from benchmarks.common import (
     folder_size,
     load_average,
     load_model,
+    load_teacher,
     load_teacher_tokenizer,
     log,
     machine,
     model_encoder,
     prune_vocabulary,
     save_model,
+    task_texts,
     write_report,
 )
 
@@ -98,10 +100,47 @@ def noisy(encoder: Encoder, rate: float) -> Encoder:
     return lambda texts: encoder([with_typos(text, rate) for text in texts])
 
 
+def shown_arguments(argv: list[str] | None) -> list[str]:
+    """The command's arguments as a results file shows them: a path outside the repository as ``TEACHERS/<name>``
+    (no path of this machine in a committed file)."""
+    shown = []
+    for argument in sys.argv[1:] if argv is None else argv:
+        path = Path(argument)
+        outside = path.is_absolute() and not path.resolve().is_relative_to(Path(__file__).resolve().parents[1])
+        shown.append(f"TEACHERS/{path.name}" if outside else argument)
+    return shown
+
+
 def score(encoder: Encoder, tasks: list) -> dict[str, float]:
     """Each set's main score and the STS and task means."""
     results = evaluate_tasks(encoder, tasks)
     scores = {name: float(result["score"]) for name, result in results.items()}
+    scores["sts mean"] = float(np.mean([scores[name] for name in STS_SETS]))
+    scores["task mean"] = float(np.mean([scores[name] for name in TASK_SETS]))
+    return scores
+
+
+def extended(
+    model: SentenceTransformer, tasks: list, teacher_tokenizer: object, teacher: str | None
+) -> dict[str, float]:
+    """Each set scored by ``model`` extended from that set's own texts (``st_static.extend``: the documents a user
+    would index, labels unread), then given piece rows; a set with no new word is scored with pieces alone."""
+    import st_static
+    from st_static.errors import StStaticError
+
+    loaded = load_teacher(teacher or model[0].metadata.teacher)
+    scores: dict[str, float] = {}
+    for task in tasks:
+        texts = task_texts({task.name: (task.kind, task.path)})
+        try:
+            grown = st_static.extend(model, texts, teacher=loaded)
+            log(f"extend {task.name}: {grown[0].num_vocabulary_words - model[0].num_vocabulary_words} words")
+        except StStaticError as error:
+            log(f"extend {task.name}: {error}")
+            grown = model
+        with_pieces, _ = st_static.add_piece_rows(grown, teacher_tokenizer)
+        result = evaluate_tasks(model_encoder(with_pieces), [task])
+        scores.update({name: float(value["score"]) for name, value in result.items()})
     scores["sts mean"] = float(np.mean([scores[name] for name in STS_SETS]))
     scores["task mean"] = float(np.mean([scores[name] for name in TASK_SETS]))
     return scores
@@ -129,6 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vocab-sizes", default="20000,50000")
     parser.add_argument("--noise", default="0.1,0.2")
     parser.add_argument("--speed-texts", type=int, default=50_000)
+    parser.add_argument("--extend", action="store_true", help="Also the ablation with st-static extend per set.")
     parser.add_argument("--skip", default="", help="Comma-separated sections to skip: ablation,typos,full.")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -148,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     lines = [
         "# Words the table lacks: subword pieces against the prefix rule",
         "",
-        f"Command: `{command_line('benchmarks.unknown_words', argv)}`",
+        f"Command: `{command_line('benchmarks.unknown_words', shown_arguments(argv))}`",
         f"Machine: {machine()[0]}; load average at the start {load_average()}.",
         f"Model: `{Path(args.model).name}`; pieces fitted in {fit_seconds:.1f} s: {report['pieces']} pieces "
         f"({report['used_pieces']} used), on {report['fitted_on']} words; held-out words' cosine to their rows "
@@ -181,6 +221,16 @@ def main(argv: list[str] | None = None) -> None:
             ablation[f"{size:,} words, prefix rule"] = prefix_scores
             ablation[f"{size:,} words, pieces"] = piece_scores
             lost = full["task mean"] - prefix_scores["task mean"]
+            if args.extend:
+                extended_scores = extended(pruned, tasks, teacher_tokenizer, args.teacher)
+                ablation[f"{size:,} words, extend from each set's texts + pieces"] = extended_scores
+                gained = extended_scores["task mean"] - prefix_scores["task mean"]
+                notes.append(
+                    f"{size:,} words: extend from each set's own texts, then pieces, recover {gained:.2f} "
+                    f"({gained / lost:.0%} of the loss)"
+                    if lost > 0
+                    else f"{size:,} words: extend gains {gained:.2f}"
+                )
             recovered = piece_scores["task mean"] - prefix_scores["task mean"]
             notes.append(
                 f"{size:,} words: the prefix rule loses {lost:.2f} of the task mean; pieces recover {recovered:.2f} "

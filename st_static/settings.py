@@ -19,7 +19,7 @@ from st_static.files import file_key
 from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
 STORAGE_FORMATS = ("float32", "float16", "int8-row", "int8-column", "binary")
-"""The storage formats of :mod:`st_static.compression.quantization` (kept equal by ``tests/test_pieces.py``)."""
+"""The storage formats of :mod:`st_static.model.storage` (kept equal by ``tests/test_pieces.py``)."""
 
 
 class SettingsError(StStaticError, ValueError):

@@ -152,6 +152,15 @@ def test_pieces_and_fallback_rows_together(tmp_path):
     assert again[0].fallback_characters == module.fallback_characters
 
 
+def test_pieces_keep_a_fallback_layout_without_characters():
+    model, _ = morphology_model()
+    empty_text_only = with_fallback(model[0], [])  # the empty-text row alone (a teacher without symbols)
+    with_pieces, _ = add_piece_rows(SentenceTransformer(modules=[empty_text_only, Normalize()], device="cpu"))
+    assert with_pieces[0].fallback is not None and with_pieces[0].num_fallback_rows == 1
+    assert with_pieces[0].num_vocabulary_words == empty_text_only.num_vocabulary_words
+    assert np.linalg.norm(st_static.encode(with_pieces, [""])) == pytest.approx(1.0, abs=1e-5)
+
+
 def test_pruning_and_float16_keep_the_pieces(pieces_model, tmp_path):
     pruned = prune_vocabulary(pieces_model, 30)
     assert pruned[0].pieces == pieces_model[0].pieces
@@ -219,6 +228,22 @@ def test_the_pieces_command_adds_rows_to_a_saved_table(tmp_path):
     loaded = st_static.load_model(tmp_path / "pieces")
     assert loaded[0].num_piece_rows > 0 and loaded[0].metadata.pieces.pieces == loaded[0].num_piece_rows
     assert np.array_equal(st_static.encode(loaded, ["play cooks"]), st_static.encode(model, ["play cooks"]))
+
+
+def test_a_float16_folder_loads_and_saves_again_as_float16(pieces_model, tmp_path):
+    from safetensors.torch import load_file
+
+    st_static.save_model(quantize(pieces_model, "float16"), tmp_path / "half")
+    loaded = st_static.load_model(tmp_path / "half")
+    assert loaded[0].storage == "float16" and loaded[0].metadata.quantization == "float16"
+    st_static.save_model(loaded, tmp_path / "again")
+    assert load_file(str(tmp_path / "again" / "model.safetensors"))["embeddings"].dtype == torch.float16
+    texts = ["painted walkers", "cooking?"]
+    assert np.array_equal(
+        st_static.encode(st_static.load_model(tmp_path / "again"), texts), st_static.encode(loaded, texts)
+    )
+    with_pieces, _ = add_piece_rows(loaded)  # a float32 table now: its metadata must not say float16
+    assert with_pieces[0].metadata.quantization is None
 
 
 def test_the_settings_know_the_storage_formats():

@@ -52,6 +52,11 @@ def pieces(
             "(--teacher)."
         )
     completed, report = add_piece_rows(loaded, load_teacher_tokenizer(name))
+    storage = getattr(loaded[0], "storage", "float32")
+    if storage != "float32":  # a float16 (int8-row, binary) table stays so
+        from st_static.compression import quantize
+
+        completed = quantize(completed, storage)
     if in_place:  # a save in place keeps what else the folder holds (evaluation.json, training/, notes)
         setattr(completed, LOADED_FROM_ATTRIBUTE, getattr(loaded, LOADED_FROM_ATTRIBUTE, None))
     destination = save_model(completed, output, force=force, inputs=inputs)

@@ -353,6 +353,7 @@ def add_piece_layout(tokenizer: Tokenizer, pieces: Sequence[str]) -> Tokenizer:
         ValueError: If a piece cannot have a row or is given twice.
     """
     characters = fallback_characters_of(tokenizer)
+    has_fallback = fallback_layout(tokenizer) is not None  # (possibly the empty-text row alone, no characters)
     base = remove_piece_layout(remove_fallback_layout(tokenizer))
     lowercase = is_lowercase_tokenizer(base)
     pieces = list(pieces)
@@ -371,7 +372,7 @@ def add_piece_layout(tokenizer: Tokenizer, pieces: Sequence[str]) -> Tokenizer:
     extra = [token for token, token_id in ordered if token_id > num_words and token not in chosen]
     state["model"]["vocab"] = {token: index for index, token in enumerate([*words, *keys, UNKNOWN_TOKEN, *extra])}
     with_pieces = Tokenizer.from_str(json.dumps(state))
-    return add_fallback_layout(with_pieces, characters) if characters else with_pieces
+    return add_fallback_layout(with_pieces, characters) if has_fallback else with_pieces
 
 
 def remove_piece_layout(tokenizer: Tokenizer) -> Tokenizer:

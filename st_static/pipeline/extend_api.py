@@ -100,7 +100,9 @@ def extend(
     from st_static.extraction.extend import count_document_words, document_sentences, document_words, new_word_rows
     from st_static.extraction.teacher_model import load_teacher
 
-    module, rest = float_pipeline(model)
+    module, rest = float_pipeline(model)  # a float32 copy: the input's storage is read from the input itself
+    first = model[0]
+    storage = getattr(first, "storage", None) or getattr(getattr(first, "metadata", None), "quantization", None)
     metadata = module.metadata
     source = documents_source(corpus)
     name = corpus_name(source)
@@ -156,10 +158,10 @@ def extend(
     counts = updated.word_counts
     if counts is not None and len(counts) == module.num_vocabulary_words:
         updated.word_counts = [*counts, *map(float, new.counts)]
-    storage = metadata.quantization
     if storage not in (None, "float32", "float16"):
         logger.warning("The %s table comes back as float32 with the new words; quantise it again.", storage)
         updated.quantization = None
+    updated.quantization = storage if storage == "float16" else None
     extended = module.with_words(new.words, new.rows, metadata=updated)
     if storage == "float16":  # float16 of float16 values: the old rows are unchanged
         half = quantize_table(extended.word_vectors.detach(), storage).dequantize()
