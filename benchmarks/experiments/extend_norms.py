@@ -2,7 +2,7 @@
 one way or another, order the similarities of those documents' sentences as the teacher does?
 
     python -m benchmarks.experiments.extend_norms models/swe-minilm-256 DOCS.txt \
-        [--output benchmarks/results/DATE-extend-norms.md]
+        [--output FILE.md]
 
 The sentences are those extend's teacher pass reads (the shortest holding each new word); the score is the Spearman
 correlation of the student's and the teacher's pairwise cosines over them. ``none`` is the table without the new
