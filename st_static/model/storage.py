@@ -248,8 +248,11 @@ def restore_storage(module: StaticWordAverage) -> StaticWordAverage:
         return module
     if module.folded_column_scale is not None:
         return module
-    compact = CompactStaticWordAverage(
-        module.tokenizer, module.word_vectors.detach().clone(), metadata=module.metadata, storage=storage
-    )
-    compact.max_seq_length = module.max_seq_length
+    # The loaded module's state as is (no second pass over its tokenizer and table): what CompactStaticWordAverage's
+    # constructor would build from the same tokenizer and vectors, plus its storage attributes.
+    compact = CompactStaticWordAverage.__new__(CompactStaticWordAverage)
+    compact.__dict__.update(module.__dict__)
+    compact.storage = check_storage_format(storage)
+    compact.column_scale = None
+    compact.row_scale = None
     return compact
