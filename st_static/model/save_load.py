@@ -18,7 +18,7 @@ from torch import nn
 
 from st_static.errors import StStaticError
 from st_static.files import carry_over, staged_folder
-from st_static.model.empty_text import drop_empty_text_dense, is_empty_text_dense_config, with_empty_text_dense
+from st_static.model.empty_text import is_empty_text_dense_config, restore_empty_text_dense, with_empty_text_dense
 from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import (
@@ -73,7 +73,7 @@ def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **sa
     """Write ``model`` into the existing (staging) folder ``folder``, with the st-static card for a static model.
 
     A table with fallback rows is saved with the empty text's ``Dense`` module before ``Normalize``
-    (:mod:`st_static.model.empty_text`), which :func:`load_model` drops again. Use :func:`save_model` for a
+    (:mod:`st_static.model.empty_text`), fresh whatever the model held. Use :func:`save_model` for a
     destination that users see; this is the step it runs inside its staging folder.
     """
     if isinstance(model[0], StaticEmbedding):
@@ -251,7 +251,7 @@ def load_model(
     model._modules[next(iter(model._modules))] = module.to(model.device)
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)
-    drop_empty_text_dense(model, name)
+    restore_empty_text_dense(model, name)
     attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     if os.path.isdir(name):  # a save back into this folder is a save in place (save_model keeps what it holds)
         setattr(model, LOADED_FROM_ATTRIBUTE, Path(name).resolve())

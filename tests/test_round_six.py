@@ -1,0 +1,126 @@
+"""Reliability round six (issue 52): the empty-text Dense stays out of training and in every save, fallback rows
+on ensembles, module files checked as the table files are, and the other defects of the round."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+
+import st_static
+from st_static.model.empty_text import is_empty_text_dense
+
+from .test_model2vec_interop import fine_tune
+
+TEXTS = ["", "the cat sat on the mat", "hello world", "token", "the cat? 東京", " ", "?", "!!!", "#", "東京", "Привет"]
+"""Texts without a dropped token (a bare ``StaticEmbedding`` counts those in its mean, st-static does not)."""
+
+
+def dense_tensors(folder) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "1_Dense" / "model.safetensors"))
+
+
+# ------------------------------------------------------------------------------------------------ the empty-text Dense
+@pytest.mark.parametrize("loaded_with", ["st_static", "bare"])
+def test_fine_tuning_leaves_the_empty_text_dense_alone(fallback_model, tmp_path, loaded_with):
+    model2vec = pytest.importorskip("model2vec")
+    folder = st_static.save_model(fallback_model, tmp_path / "model")
+    saved = dense_tensors(folder)
+    model = (
+        st_static.load_model(folder) if loaded_with == "st_static" else SentenceTransformer(str(folder), device="cpu")
+    )
+    before = model.encode(TEXTS[1:2])
+    fine_tune(model, tmp_path / "trainer")
+    assert not np.allclose(model.encode(TEXTS[1:2]), before)  # it did train
+    expected = model.encode(TEXTS)
+    model.save_pretrained(str(folder))  # ST's own save, in place
+    if loaded_with == "bare":  # ST built a trainable Dense: the load folds it, a save writes a fresh one
+        st_static.save_model(st_static.load_model(folder), folder)
+    else:
+        for key, tensor in dense_tensors(folder).items():
+            torch.testing.assert_close(tensor, saved[key], rtol=0, atol=0)
+    modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    assert [entry["type"].rsplit(".", 1)[-1] for entry in modules] == ["StaticEmbedding", "Dense", "Normalize"]
+    loaded = st_static.load_model(folder)
+    bare = SentenceTransformer(str(folder), device="cpu")
+    assert is_empty_text_dense(loaded[1]) and is_empty_text_dense(bare[1])
+    for vectors in (
+        loaded.encode(TEXTS),
+        st_static.encode(loaded, TEXTS),
+        bare.encode(TEXTS),
+        model2vec.StaticModel.from_pretrained(str(folder)).encode(TEXTS),
+    ):
+        np.testing.assert_allclose(vectors[1:], expected[1:], atol=1e-5)
+    for vectors in (loaded.encode(TEXTS[:1]), st_static.encode(loaded, TEXTS[:1]), bare.encode(TEXTS[:1])):
+        np.testing.assert_allclose(vectors, st_static.encode(loaded, TEXTS[:1]), atol=1e-6)
+        assert np.linalg.norm(vectors) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_no_optimiser_reaches_the_empty_text_dense(fallback_model, tmp_path):
+    loaded = st_static.load_model(st_static.save_model(fallback_model, tmp_path / "model"))
+    dense = loaded[1]
+    saved = {key: tensor.clone() for key, tensor in dense.state_dict().items()}
+    loaded.requires_grad_(True)  # even a model made trainable as a whole, its tensors handed to an optimiser
+    optimiser = torch.optim.SGD([*loaded.parameters(), *loaded.buffers()], lr=1.0)
+    features = loaded[0].preprocess(["the cat sat", "hello world"])
+    loaded(features)["sentence_embedding"].sum().backward()
+    optimiser.step()
+    assert is_empty_text_dense(dense) and list(dense.parameters()) == []
+    for key, tensor in dense.state_dict().items():
+        torch.testing.assert_close(tensor, saved[key], rtol=0, atol=0)
+
+
+def saved_types(folder) -> list[str]:
+    return [entry["type"].rsplit(".", 1)[-1] for entry in json.loads((folder / "modules.json").read_text())]
+
+
+def test_every_model_st_static_returns_saves_its_empty_text_dense_with_save_pretrained(fallback_model, tmp_path):
+    from st_static.compression import quantize
+
+    loaded = st_static.load_model(st_static.save_model(fallback_model, tmp_path / "model"))
+    for name, model in {"loaded": loaded, "quantised": quantize(fallback_model, "int8-row")}.items():
+        model.save_pretrained(str(tmp_path / name))  # sentence-transformers' own save
+        assert saved_types(tmp_path / name) == ["StaticEmbedding", "Dense", "Normalize"], name
+        bare = SentenceTransformer(str(tmp_path / name), device="cpu")
+        assert np.linalg.norm(bare.encode([""])) == pytest.approx(1.0, abs=1e-5), name
+
+
+def test_a_distilled_model_saved_with_save_pretrained_keeps_the_empty_text_dense(tmp_path):
+    from .teachers import TINY_CORPUS, make_tiny_teacher
+
+    teacher = make_tiny_teacher(tmp_path / "teacher", kind="symbols")
+    tiny = {"dim": 8, "min_sentences": 1, "steps": 4, "batch_size": 4, "eval_steps": 4, "pca_sample_size": 100}
+    corpus = [*TINY_CORPUS, "a red cat? yes!"] * 3
+    model = st_static.distill(str(teacher), corpus, complete_words=0, work_dir=tmp_path / "work", **tiny)
+    model.save_pretrained(str(tmp_path / "distilled"))
+    assert saved_types(tmp_path / "distilled") == ["StaticEmbedding", "Dense", "Normalize"]
+    bare = SentenceTransformer(str(tmp_path / "distilled"), device="cpu")
+    assert np.linalg.norm(bare.encode([""])) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_folder_without_the_empty_text_dense_is_named_by_load_and_push(fallback_model, tmp_path, caplog, monkeypatch):
+    from st_static.hub import push as hub_module
+    from st_static.hub.bare_load import BareLoadResult
+
+    from .test_hub import check_folder
+
+    fallback_model.save_pretrained(str(tmp_path / "model"))  # a model st-static did not return: no Dense
+    with caplog.at_level("WARNING"):
+        loaded = st_static.load_model(tmp_path / "model")
+    assert "no empty-text Dense" in caplog.text
+    assert np.linalg.norm(st_static.encode(loaded, [""])) == pytest.approx(1.0, abs=1e-5)
+
+    def bare_encode(folder, texts, env=None, timeout=600.0):
+        return BareLoadResult(SentenceTransformer(str(folder), device="cpu").encode(list(texts)), "StaticEmbedding")
+
+    monkeypatch.setattr(hub_module, "bare_encode", bare_encode)
+    with pytest.raises(hub_module.PushRefusedError) as refused:
+        check_folder(tmp_path / "model")
+    assert "empty text's Dense module is missing" in str(refused.value)
+    assert "Normalize missing" not in str(refused.value)
+
