@@ -124,3 +124,25 @@ def test_a_folder_without_the_empty_text_dense_is_named_by_load_and_push(fallbac
     assert "empty text's Dense module is missing" in str(refused.value)
     assert "Normalize missing" not in str(refused.value)
 
+
+# ------------------------------------------------------------------------------------------ fallback rows on ensembles
+def test_fallback_rows_are_refused_on_an_unfolded_ensemble_of_different_vocabularies(word_model, tmp_path):
+    from sentence_transformers.base.modules import Normalize
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+    from st_static.compression import ensemble
+    from st_static.extraction.fallback import FallbackRowsError, add_fallback_rows
+
+    from .conftest import WORDS, teacher_like_tokenizer
+
+    words = [*WORDS[:8], "dog", "log", "red", "old"]
+    vectors = np.random.default_rng(1).standard_normal((len(words), 8)).astype(np.float32)
+    other = st_static.StaticWordAverage.from_word_vectors(words, vectors, teacher_tokenizer=teacher_like_tokenizer())
+    combined = ensemble([word_model, SentenceTransformer(modules=[other, Normalize()], device="cpu")])
+    with pytest.raises(FallbackRowsError, match="fold"):
+        add_fallback_rows(combined, "a-teacher-never-loaded")
+    folder = st_static.save_model(combined, tmp_path / "ensemble")
+    result = CliRunner().invoke(app, ["fallback", str(folder), "-o", str(tmp_path / "out"), "--teacher", "unused"])
+    assert result.exit_code == 1 and result.output.startswith("error:") and "fold" in result.output
+
