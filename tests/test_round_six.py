@@ -146,3 +146,65 @@ def test_fallback_rows_are_refused_on_an_unfolded_ensemble_of_different_vocabula
     result = CliRunner().invoke(app, ["fallback", str(folder), "-o", str(tmp_path / "out"), "--teacher", "unused"])
     assert result.exit_code == 1 and result.output.startswith("error:") and "fold" in result.output
 
+
+# ------------------------------------------------------------------------------------------------ module files
+def permute_weight(folder) -> None:
+    from safetensors.torch import save_file
+
+    tensors = dense_tensors(folder)
+    key = next(key for key in tensors if key.endswith("weight"))
+    tensors[key] = tensors[key].flip(0).contiguous()
+    save_file(tensors, str(folder / "1_Dense" / "model.safetensors"))
+
+
+def large_bias(folder) -> None:
+    from safetensors.torch import save_file
+
+    tensors = dense_tensors(folder)
+    key = next(key for key in tensors if key.endswith("bias"))
+    tensors[key] = tensors[key] * 1e11
+    save_file(tensors, str(folder / "1_Dense" / "model.safetensors"))
+
+
+def edit_config(folder, **changes) -> None:
+    path = folder / "1_Dense" / "config.json"
+    path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")) | changes), encoding="utf-8")
+
+
+def truncate_weights(folder) -> None:
+    path = folder / "1_Dense" / "model.safetensors"
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def replace_by_a_file(folder) -> None:
+    import shutil
+
+    shutil.rmtree(folder / "1_Dense")
+    (folder / "1_Dense").write_text("not a folder", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "named"),
+    [
+        (permute_weight, "1_Dense/model.safetensors"),
+        (large_bias, "1_Dense/model.safetensors"),
+        (lambda folder: edit_config(folder, activation_function="torch.nn.modules.activation.Tanh"), "1_Dense/config"),
+        (lambda folder: edit_config(folder, in_features=8), "1_Dense/config.json"),
+        (truncate_weights, "1_Dense/model.safetensors"),
+        (replace_by_a_file, "1_Dense is a file"),
+    ],
+    ids=["permuted", "large-bias", "tanh", "in-features", "truncated", "file"],
+)
+def test_changed_module_files_are_named_on_load(fallback_model, tmp_path, corrupt, named):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+    from st_static.errors import ModelFolderError
+
+    folder = st_static.save_model(fallback_model, tmp_path / "model")
+    corrupt(folder)
+    with pytest.raises(ModelFolderError, match=named) as error:
+        st_static.load_model(folder)
+    assert "disagrees" not in str(error.value)
+    result = CliRunner().invoke(app, ["info", str(folder)])
+    assert result.exit_code == 1 and result.output.startswith("error:") and named in result.output

@@ -30,6 +30,7 @@ from st_static.model.model2vec_config import (
     pipeline_incompatibility,
 )
 from st_static.model.model_source import check_model_source
+from st_static.model.module_files import check_module_files, record_module_hashes
 from st_static.model.saved_files import (
     MODULE_CONFIG_FILE_NAME,
     MODULES_FILE_NAME,
@@ -39,6 +40,7 @@ from st_static.model.saved_files import (
     model_file_names,
     read_json_object,
     read_modules,
+    saved_by_sentence_transformers,
 )
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model_card import attach_card_data
@@ -82,6 +84,7 @@ def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **sa
         model.save_pretrained(str(folder), **save_kwargs)
     if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
         (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
+    record_module_hashes(folder)
     return Path(folder)
 
 
@@ -300,6 +303,12 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
     if os.path.isdir(name):
         _check_module_folders(name, modules)
     json_files = _check_json_files(name, modules, **hub_kwargs)
+    if os.path.isdir(name):
+        weights = StaticWordAverage.load_file_path(name, filename=WEIGHTS_FILE_NAME)
+        resaved = weights is not None and saved_by_sentence_transformers(weights)
+        config_path = os.path.join(name, CONFIG_FILE_NAME)
+        config = read_json_object(name, config_path, CONFIG_FILE_NAME) if os.path.isfile(config_path) else None
+        check_module_files(name, modules, config, table_resaved=resaved)
     model2vec = json_files.get(MODEL2VEC_CONFIG_FILE_NAME)
     foreign = foreign_config_keys(model2vec) if model2vec is not None else []
     if foreign:
