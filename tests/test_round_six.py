@@ -208,3 +208,48 @@ def test_changed_module_files_are_named_on_load(fallback_model, tmp_path, corrup
     assert "disagrees" not in str(error.value)
     result = CliRunner().invoke(app, ["info", str(folder)])
     assert result.exit_code == 1 and result.output.startswith("error:") and named in result.output
+
+
+# ------------------------------------------------------------------------------------------------ stage folders
+@pytest.fixture(scope="module")
+def built_work(tmp_path_factory):
+    """A tiny build's stage cache (``OUT.work``), and the teacher and corpus it was built from."""
+    from .teachers import TINY_CORPUS, make_tiny_teacher
+
+    root = tmp_path_factory.mktemp("stages")
+    teacher = make_tiny_teacher(root / "teacher")
+    corpus = [*TINY_CORPUS, "the dog sat on the log"] * 3
+    settings = {"dim": 8, "min_sentences": 1, "steps": 4, "batch_size": 4, "eval_steps": 4, "pca_sample_size": 100}
+    st_static.distill(str(teacher), corpus, complete_words=0, fallback_rows=False, work_dir=root / "work", **settings)
+    return root / "work", teacher, corpus, settings
+
+
+def truncate(path) -> None:
+    path.write_bytes(path.read_bytes()[: max(len(path.read_bytes()) // 2, 1)])
+
+
+@pytest.mark.parametrize(
+    ("relative", "corrupt"),
+    [
+        ("stats.json", truncate),
+        ("targets/teacher_embeddings.npy", truncate),
+        ("targets/sentences.txt", truncate),
+        ("pca_sentences.txt", lambda path: path.write_text("", encoding="utf-8")),
+    ],
+    ids=["stats", "targets", "sentences", "pca-sentences"],
+)
+def test_a_corrupted_stage_folder_is_named(built_work, tmp_path, relative, corrupt):
+    import shutil
+
+    from st_static.errors import StStaticError
+
+    work, teacher, corpus, settings = built_work
+    copy = tmp_path / "work"
+    shutil.copytree(work, copy)
+    (stage,) = copy.glob("extraction-*")
+    corrupt(stage / relative)
+    changed = settings | {"steps": 5, "dim": 6}  # the later stages read the extraction folder again
+    with pytest.raises(StStaticError, match=rf"{stage.name}.*{relative.rsplit('/', 1)[-1]}.*delete") as error:
+        st_static.distill(str(teacher), corpus, complete_words=0, fallback_rows=False, work_dir=copy, **changed)
+    assert str(stage) in str(error.value)
+
