@@ -253,3 +253,21 @@ def test_a_corrupted_stage_folder_is_named(built_work, tmp_path, relative, corru
         st_static.distill(str(teacher), corpus, complete_words=0, fallback_rows=False, work_dir=copy, **changed)
     assert str(stage) in str(error.value)
 
+
+# ------------------------------------------------------------------------------------------------ output names
+def test_an_output_name_too_long_for_its_temporary_names_is_refused_up_front(word_model, tmp_path):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+    from st_static.errors import UnsafeDestinationError
+    from st_static.files import check_file_destination
+
+    name = "m" * 240  # a legal name (255 bytes at most), but not with the staging prefix and suffix
+    with pytest.raises(UnsafeDestinationError, match="255 bytes"):
+        st_static.save_model(word_model, tmp_path / name)
+    with pytest.raises(UnsafeDestinationError, match="255 bytes"):
+        check_file_destination(tmp_path / f"{name}.json")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+    folder = st_static.save_model(word_model, tmp_path / "model")
+    result = CliRunner().invoke(app, ["fallback", str(folder), "-o", str(tmp_path / name), "--teacher", "unused"])
+    assert result.exit_code == 1 and "255 bytes" in result.output and "teacher" not in result.output.lower()
