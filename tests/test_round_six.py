@@ -271,3 +271,20 @@ def test_an_output_name_too_long_for_its_temporary_names_is_refused_up_front(wor
     folder = st_static.save_model(word_model, tmp_path / "model")
     result = CliRunner().invoke(app, ["fallback", str(folder), "-o", str(tmp_path / name), "--teacher", "unused"])
     assert result.exit_code == 1 and "255 bytes" in result.output and "teacher" not in result.output.lower()
+
+
+# ------------------------------------------------------------------------------------------------ command options
+def test_fallback_refuses_a_device_that_is_not_a_torch_device_before_any_work(word_model, tmp_path):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+    from st_static.extraction.fallback import add_fallback_rows
+    from st_static.settings import SettingsError
+
+    folder = st_static.save_model(word_model, tmp_path / "model")
+    result = CliRunner().invoke(app, ["fallback", str(folder), "-o", str(tmp_path / "out"), "--device", "bogus"])
+    assert result.exit_code == 1 and result.output.startswith("error:") and "bogus" in result.output
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SettingsError, match="not a torch device"):
+        add_fallback_rows(word_model, "unused", device="bogus")
+

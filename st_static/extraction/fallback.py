@@ -51,6 +51,7 @@ from st_static.model.tokenization import (
     remove_fallback_layout,
     token_targets,
 )
+from st_static.settings import check_device
 from st_static.teachers import TeacherError, strip_subword_markers
 from st_static.tensors import to_numpy
 
@@ -236,9 +237,11 @@ def add_fallback_rows(
 
     Raises:
         TeacherError: If no teacher is given and the table records none, or the teacher cannot be loaded.
+        SettingsError: If ``device`` is not a torch device.
         FallbackRowsError: For an unfolded ensemble whose members know different words
             (:func:`check_takes_fallback_rows`).
     """
+    check_device(device)
     module, rest = float_pipeline(model)
     check_takes_fallback_rows(module, rest)
     if not isinstance(teacher, SentenceTransformer):
