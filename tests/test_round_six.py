@@ -288,3 +288,27 @@ def test_fallback_refuses_a_device_that_is_not_a_torch_device_before_any_work(wo
     with pytest.raises(SettingsError, match="not a torch device"):
         add_fallback_rows(word_model, "unused", device="bogus")
 
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "does not exist"),
+        (b"caf\xe9\t3\n", "not UTF-8"),
+        (b"the\t3\ncat\tnan\n", "not a finite number"),
+        (b"the\t3\ncat\tinf\n", "not a finite number"),
+    ],
+    ids=["missing", "latin-1", "nan", "inf"],
+)
+def test_compress_frequencies_errors_name_the_file(word_model, tmp_path, content, expected):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+
+    folder = st_static.save_model(word_model, tmp_path / "model")
+    frequencies = tmp_path / "frequencies.tsv"
+    if content is not None:
+        frequencies.write_bytes(content)
+    arguments = ["compress", str(folder), "-o", str(tmp_path / "out"), "--vocab-size", "5"]
+    result = CliRunner().invoke(app, [*arguments, "--frequencies", str(frequencies)])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("error:") and expected in result.output and str(frequencies) in result.output

@@ -103,12 +103,15 @@ def compress(
     check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     norm_texts = _first_lines(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
     try:
+        ranking = read_frequencies(frequencies) if frequencies is not None else None
+    except ValueError as error:
+        raise fail(str(error)) from error
+    try:
         loaded = [load_model(name) for name in models]
         model = ensemble(loaded, weight) if len(loaded) > 1 else loaded[0]
         if norm_texts is not None:
             model = fold_block_normalization(model, norm_texts)
         if vocab_size is not None:
-            ranking = read_frequencies(frequencies) if frequencies is not None else None
             model = prune_vocabulary(model, vocab_size, ranking)
         if dim is not None:
             model = truncate_dimensions(model, dim)
