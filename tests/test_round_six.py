@@ -312,3 +312,35 @@ def test_compress_frequencies_errors_name_the_file(word_model, tmp_path, content
     result = CliRunner().invoke(app, [*arguments, "--frequencies", str(frequencies)])
     assert result.exit_code == 1, result.output
     assert result.output.startswith("error:") and expected in result.output and str(frequencies) in result.output
+
+
+# ------------------------------------------------------------------------------------------------ fallback rows on int8
+@pytest.fixture(scope="module")
+def teacher_and_table(tmp_path_factory) -> tuple[str, SentenceTransformer]:
+    """The tiny teacher with symbol pieces and a table of its words (as test_fallback's ``plain_table``)."""
+    from sentence_transformers.base.modules import Normalize
+
+    from .teachers import make_tiny_teacher
+    from .test_fallback import FIT_WORDS
+
+    teacher = make_tiny_teacher(tmp_path_factory.mktemp("symbols"), kind="symbols")
+    vectors = np.random.default_rng(0).standard_normal((len(FIT_WORDS), 8)).astype(np.float32)
+    tokenizer = SentenceTransformer(str(teacher), device="cpu")[0].tokenizer
+    module = st_static.StaticWordAverage.from_word_vectors(FIT_WORDS, vectors, teacher_tokenizer=tokenizer)
+    return str(teacher), SentenceTransformer(modules=[module, Normalize()], device="cpu")
+
+
+@pytest.mark.parametrize("storage", ["int8-row", "int8-column"])
+def test_fallback_rows_on_an_int8_table_say_the_table_is_float32_again(teacher_and_table, tmp_path, storage):
+    from st_static.compression import quantize
+    from st_static.extraction.fallback import add_fallback_rows
+    from st_static.model.model2vec_config import MODEL2VEC_CONFIG_FILE_NAME
+
+    teacher, table = teacher_and_table
+    model, _ = add_fallback_rows(quantize(table, storage), teacher)
+    assert model[0].metadata.quantization is None and type(model[0]) is st_static.StaticWordAverage
+    folder = st_static.save_model(model, tmp_path / "model")
+    config = json.loads((folder / "st_static_config.json").read_text(encoding="utf-8"))
+    assert "quantization" not in config["metadata"]
+    assert (folder / MODEL2VEC_CONFIG_FILE_NAME).is_file()  # a float32 table: model2vec reads it
+    assert "int8" not in (folder / "README.md").read_text(encoding="utf-8")

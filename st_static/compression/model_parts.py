@@ -34,7 +34,7 @@ def float_pipeline(model: SentenceTransformer) -> tuple[StaticWordAverage, list[
     Linear ``Dense`` layers directly after the table (the column scale of the int8-column format, or any other
     bias-free linear map) are folded into the table: the mean of rows followed by a matrix product equals the
     mean of the transformed rows. The empty text's ``Dense`` (:mod:`st_static.model.empty_text`) is left out:
-    :func:`rebuild` adds a fresh one. Compressed tables come back dequantised.
+    :func:`rebuild` adds a fresh one. Compressed tables come back dequantised (``metadata.quantization`` cleared).
 
     Args:
         model: A ``SentenceTransformer`` whose first module is a static embedding.
@@ -56,6 +56,8 @@ def float_pipeline(model: SentenceTransformer) -> tuple[StaticWordAverage, list[
         module = StaticWordAverage(first.tokenizer, first.word_vectors.detach().cpu().clone(), metadata=first.metadata)
     else:
         module = StaticWordAverage.from_static_embedding(first)
+    if module.metadata.quantization is not None:  # the table comes back float32, and says so
+        module.metadata = module.metadata.updated(quantization=None)
     rest = [later for later in modules[1:] if not is_empty_text_dense(later)]  # rebuild adds it back
     table = module.word_vectors.detach()
     folded = 0

@@ -242,7 +242,10 @@ def add_fallback_rows(
             (:func:`check_takes_fallback_rows`).
     """
     check_device(device)
+    storage = getattr(getattr(model[0], "metadata", None), "quantization", None) if len(model) else None
     module, rest = float_pipeline(model)
+    if storage not in (None, "float32"):
+        logger.warning("The %s table comes back float32 with its fallback rows; quantise it again.", storage)
     check_takes_fallback_rows(module, rest)
     if not isinstance(teacher, SentenceTransformer):
         teacher = _load_recorded_teacher(teacher, module, device)
