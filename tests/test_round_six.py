@@ -344,3 +344,15 @@ def test_fallback_rows_on_an_int8_table_say_the_table_is_float32_again(teacher_a
     assert "quantization" not in config["metadata"]
     assert (folder / MODEL2VEC_CONFIG_FILE_NAME).is_file()  # a float32 table: model2vec reads it
     assert "int8" not in (folder / "README.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------------------ teachers
+def test_a_static_model_given_as_teacher_is_called_one(word_model, tmp_path):
+    from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer
+    from st_static.teachers import TeacherError
+
+    folder = st_static.save_model(word_model, tmp_path / "static")
+    for load in (load_teacher_tokenizer, load_teacher):
+        with pytest.raises(TeacherError, match=r"static model.*not a transformer") as error:
+            load(str(folder))
+        assert "transformers >=" not in str(error.value) and "pip install" not in str(error.value)
