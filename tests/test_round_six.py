@@ -356,3 +356,33 @@ def test_a_static_model_given_as_teacher_is_called_one(word_model, tmp_path):
         with pytest.raises(TeacherError, match=r"static model.*not a transformer") as error:
             load(str(folder))
         assert "transformers >=" not in str(error.value) and "pip install" not in str(error.value)
+
+
+# ------------------------------------------------------------------------------------------------ signals
+def test_sigterm_during_an_import_stops_the_command_after_the_import(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    from .conftest import REPO_ROOT
+
+    (tmp_path / "slow_module.py").write_text(
+        "import os, signal, time\nos.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(0.3)\nDONE = True\n"
+    )
+    script = textwrap.dedent(
+        f"""
+        import signal, sys, time
+        from st_static.cli.app import Terminated, _raise_terminated
+        signal.signal(signal.SIGTERM, _raise_terminated)
+        sys.path.insert(0, {str(tmp_path)!r})
+        try:
+            import slow_module
+            time.sleep(5)
+            print("not stopped")
+        except Terminated:
+            print("whole" if getattr(sys.modules.get("slow_module"), "DONE", False) else "partial")
+        """
+    )
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "whole", result.stdout + result.stderr
