@@ -386,3 +386,60 @@ def test_sigterm_during_an_import_stops_the_command_after_the_import(tmp_path):
     env = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "whole", result.stdout + result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ the low ones
+@pytest.mark.parametrize("value", ["nan", "inf", "-5", "0"])
+def test_card_refuses_a_teacher_speed_that_is_not_a_positive_number(word_model, tmp_path, value):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+
+    folder = st_static.save_model(word_model, tmp_path / "model")
+    corpus = tmp_path / "speed.txt"
+    corpus.write_text("the cat sat\nhello world\n", encoding="utf-8")
+    config = (folder / "st_static_config.json").read_text(encoding="utf-8")
+    arguments = ["card", str(folder), "--speed-corpus", str(corpus), "--speed-sentences", "2"]
+    result = CliRunner().invoke(app, [*arguments, "--teacher-speed", value])
+    assert result.exit_code != 0 and "teacher-speed" in result.output
+    assert (folder / "st_static_config.json").read_text(encoding="utf-8") == config  # nothing recorded
+
+
+def test_compress_prints_the_words_it_kept(fallback_model, tmp_path):
+    from typer.testing import CliRunner
+
+    from st_static.cli import app
+
+    folder = st_static.save_model(fallback_model, tmp_path / "model")
+    result = CliRunner().invoke(app, ["compress", str(folder), "-o", str(tmp_path / "out"), "-k", "5"])
+    assert result.exit_code == 0, result.output
+    assert "words: 5," in result.output
+
+
+def test_a_missing_pair_file_is_called_a_pair_file(tmp_path):
+    from st_static.extraction.corpus import CorpusError
+    from st_static.pipeline.input_checks import check_input_files
+    from st_static.settings import BuildSettings
+
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("the cat sat\n" * 20, encoding="utf-8")
+    settings = BuildSettings.from_flat(corpus=str(corpus), languages=["en", "de"], parallel=["de=/missing.tsv"])
+    with pytest.raises(CorpusError, match=r"/missing\.tsv") as error:
+        check_input_files(settings, str(corpus), _no_filter())
+    assert "Corpus file" not in str(error.value) and "pair" in str(error.value).lower()
+
+
+def _no_filter():
+    from st_static.extraction.pair_sources import SourceFilter
+
+    return SourceFilter.of(None, None)
+
+
+def test_cr_only_line_endings_in_part_of_a_corpus_are_warned_about(tmp_path, caplog):
+    from st_static.extraction.corpus import check_corpus
+
+    corpus = tmp_path / "mixed.txt"
+    corpus.write_bytes(b"the cat sat\nhello world\n" * 10 + b"one\rtwo\rthree\rfour\n" + b"a dog\n" * 10)
+    with caplog.at_level("WARNING"):
+        check_corpus(corpus, name="mixed.txt", min_sentences=1)
+    assert "CR" in caplog.text and "1 line" in caplog.text

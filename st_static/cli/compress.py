@@ -124,7 +124,8 @@ def compress(
     module = model[0]
     is_ensemble = any(isinstance(later, BlockNormalize) for later in model)
     typer.echo(f"wrote {destination}")
-    typer.echo(f"  words: {module.num_words}, dimensions: {module.embedding_dim}, storage: {storage}")
+    words = getattr(module, "num_vocabulary_words", module.num_words)  # without the fallback rows
+    typer.echo(f"  words: {words}, dimensions: {module.embedding_dim}, storage: {storage}")
     size_line = f"  size on disk: {_megabytes(folder_size(destination))}"
     if inputs:
         size_line += f" (input: {_megabytes(inputs)})"
