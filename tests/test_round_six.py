@@ -443,3 +443,34 @@ def test_cr_only_line_endings_in_part_of_a_corpus_are_warned_about(tmp_path, cap
     with caplog.at_level("WARNING"):
         check_corpus(corpus, name="mixed.txt", min_sentences=1)
     assert "CR" in caplog.text and "1 line" in caplog.text
+
+
+def test_misused_arguments_get_clear_errors(word_model, tmp_path):
+    from st_static.errors import UnsafeDestinationError
+    from st_static.extraction.corpus import CorpusError
+
+    from .conftest import WORDS
+
+    with pytest.raises(UnsafeDestinationError, match="empty"):
+        st_static.save_model(word_model, None)
+    with pytest.raises(TypeError, match="SentenceTransformer, got NoneType"):
+        st_static.save_model(None, tmp_path / "model")
+    with pytest.raises(CorpusError, match="got int"):
+        st_static.distill("a-teacher", corpus=123, work_dir=tmp_path / "work")
+    with pytest.raises(TypeError, match="prompt must be a str"):
+        st_static.encode(word_model, ["the cat"], prompt=123)
+    vectors = np.ones((len(WORDS), 4), dtype=np.float32)
+    with pytest.raises(FileNotFoundError, match=r"missing\.json"):
+        st_static.StaticWordAverage.from_word_vectors(WORDS, vectors, teacher_tokenizer=str(tmp_path / "missing.json"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_16_bit_model_encodes_long_texts_to_finite_vectors(word_model, dtype):
+    import copy
+
+    texts = ["the cat sat " * 100_000, "hello world"]
+    expected = st_static.encode(word_model, texts)
+    low = copy.deepcopy(word_model).to(dtype)
+    for vectors in (st_static.encode(low, texts), low.encode(texts, convert_to_tensor=True).float().numpy()):
+        assert np.isfinite(vectors).all()
+        np.testing.assert_allclose(vectors, expected, atol=2e-2)

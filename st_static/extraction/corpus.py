@@ -243,6 +243,10 @@ def check_corpus_source(source: CorpusSource, kind: str = "Corpus file") -> None
             )
     elif isinstance(source, Iterator):
         raise CorpusError("The corpus is read more than once: give a list, a dataset or a file, not a generator.")
+    elif not isinstance(source, Iterable) or isinstance(source, bytes | dict):
+        raise CorpusError(
+            f"The corpus must be a file path, a list of str or a datasets.Dataset, got {type(source).__name__}."
+        )
 
 
 def check_corpus(

@@ -16,7 +16,7 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
-from st_static.errors import StStaticError
+from st_static.errors import StStaticError, UnsafeDestinationError
 from st_static.files import carry_over, staged_folder
 from st_static.model.empty_text import is_empty_text_dense_config, restore_empty_text_dense, with_empty_text_dense
 from st_static.model.folder_checks import st_config_problem
@@ -117,10 +117,15 @@ def save_model(
         The destination path.
 
     Raises:
-        UnsafeDestinationError: If ``path`` is a file, the current or home folder, holds an input, or is a
+        TypeError: If ``model`` is not a ``SentenceTransformer``.
+        UnsafeDestinationError: If ``path`` is empty, a file, the current or home folder, holds an input, or is a
             non-empty folder of other files (without ``force``).
         FolderInUseError: If another process is writing the same destination.
     """
+    if not isinstance(model, SentenceTransformer):
+        raise TypeError(f"save_model saves a SentenceTransformer, got {type(model).__name__}.")
+    if path is None or not str(path).strip():
+        raise UnsafeDestinationError("The model folder is empty: give the path of a new folder to save to.")
     in_place = _folder_saved_in_place(model, Path(path))
     with (
         staged_folder(
