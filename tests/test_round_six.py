@@ -474,3 +474,25 @@ def test_a_16_bit_model_encodes_long_texts_to_finite_vectors(word_model, dtype):
     for vectors in (st_static.encode(low, texts), low.encode(texts, convert_to_tensor=True).float().numpy()):
         assert np.isfinite(vectors).all()
         np.testing.assert_allclose(vectors, expected, atol=2e-2)
+
+
+@pytest.mark.parametrize("truncate_dim", [0, -1, 17])
+def test_a_truncate_dim_that_cannot_load_is_refused_by_the_save(word_model, tmp_path, truncate_dim):
+    word_model.truncate_dim = truncate_dim
+    with pytest.raises(ValueError, match="truncate_dim"):
+        st_static.save_model(word_model, tmp_path / "model")
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_truncated_model_gets_no_model2vec_config(word_model, tmp_path):
+    from st_static.errors import ModelFolderError
+    from st_static.model.model2vec_config import MODEL2VEC_CONFIG_FILE_NAME
+
+    model2vec_config = st_static.save_model(word_model, tmp_path / "full") / MODEL2VEC_CONFIG_FILE_NAME
+    word_model.truncate_dim = 4
+    folder = st_static.save_model(word_model, tmp_path / "model")
+    assert not (folder / MODEL2VEC_CONFIG_FILE_NAME).exists()  # model2vec would return all 16 dimensions
+    assert st_static.load_model(folder).encode(["the cat"]).shape == (1, 4)
+    (folder / MODEL2VEC_CONFIG_FILE_NAME).write_bytes(model2vec_config.read_bytes())
+    with pytest.raises(ModelFolderError, match="truncate_dim"):
+        st_static.load_model(folder)

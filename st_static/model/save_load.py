@@ -82,8 +82,8 @@ def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **sa
         attach_card_data(model)
     with with_empty_text_dense(model):
         model.save_pretrained(str(folder), **save_kwargs)
-    if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
-        (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
+    if modules_incompatibility(model) is not None or model.truncate_dim is not None:  # the table's own save
+        (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)  # sees neither: model2vec has neither
     record_module_hashes(folder)
     return Path(folder)
 
@@ -118,6 +118,7 @@ def save_model(
 
     Raises:
         TypeError: If ``model`` is not a ``SentenceTransformer``.
+        ValueError: If its ``truncate_dim`` is not a positive int up to its dimension (a load would refuse it).
         UnsafeDestinationError: If ``path`` is empty, a file, the current or home folder, holds an input, or is a
             non-empty folder of other files (without ``force``).
         FolderInUseError: If another process is writing the same destination.
@@ -126,6 +127,7 @@ def save_model(
         raise TypeError(f"save_model saves a SentenceTransformer, got {type(model).__name__}.")
     if path is None or not str(path).strip():
         raise UnsafeDestinationError("The model folder is empty: give the path of a new folder to save to.")
+    _check_truncate_dim(model)
     in_place = _folder_saved_in_place(model, Path(path))
     with (
         staged_folder(
@@ -141,6 +143,18 @@ def save_model(
             write_model(model, staging, **save_kwargs)
             carry_over(in_place, staging, leave=[*own, *shown])
     return Path(path).resolve()
+
+
+def _check_truncate_dim(model: SentenceTransformer) -> None:
+    """Refuse a ``truncate_dim`` that a load refuses (not a positive int) or that exceeds the dimension."""
+    truncate_dim = model.truncate_dim
+    if truncate_dim is None:
+        return
+    dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
+    if isinstance(truncate_dim, bool) or not isinstance(truncate_dim, int) or truncate_dim < 1:
+        raise ValueError(f"truncate_dim must be a positive int (or None), got {truncate_dim!r}.")
+    if isinstance(dim, int) and truncate_dim > dim:
+        raise ValueError(f"truncate_dim {truncate_dim} exceeds the model's {dim} dimensions.")
 
 
 def _folder_saved_in_place(model: SentenceTransformer, destination: Path) -> Path | None:
@@ -338,6 +352,9 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
             )
         ]
         reason = reason or pipeline_incompatibility(later)
+        truncate_dim = json_files.get(ST_CONFIG_FILE_NAME, {}).get("truncate_dim")
+        if reason is None and truncate_dim is not None:
+            reason = f"the model keeps the first {truncate_dim} dimensions (truncate_dim), and model2vec returns all"
         problem = f"model2vec cannot give this model's vectors: {reason}" if reason else None
         problem = problem or model2vec_config_problem(model2vec, module.embedding_dim)
         if problem is not None:
