@@ -465,15 +465,13 @@ def test_misused_arguments_get_clear_errors(word_model, tmp_path):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_a_16_bit_model_encodes_long_texts_to_finite_vectors(word_model, dtype):
-    import copy
-
-    texts = ["the cat sat " * 100_000, "hello world"]
-    expected = st_static.encode(word_model, texts)
-    low = copy.deepcopy(word_model).to(dtype)
+def test_a_16_bit_model_encodes_long_texts_to_finite_vectors(fallback_model, tmp_path, dtype):
+    texts = ["the cat sat " * 100_000, "hello world", "?"]
+    expected = st_static.encode(fallback_model, texts)
+    low = st_static.load_model(st_static.save_model(fallback_model, tmp_path / "model")).to(dtype)
     for vectors in (st_static.encode(low, texts), low.encode(texts, convert_to_tensor=True).float().numpy()):
         assert np.isfinite(vectors).all()
-        np.testing.assert_allclose(vectors, expected, atol=2e-2)
+        np.testing.assert_allclose(vectors[:2], expected[:2], atol=2e-2)
 
 
 @pytest.mark.parametrize("truncate_dim", [0, -1, 17])

@@ -83,7 +83,10 @@ EmptyTextDense.__name__ = Dense.__name__
 
 
 def is_empty_text_dense(module: nn.Module) -> bool:
-    """Whether ``module`` is the empty text's ``Dense``: the identity matrix plus a tiny bias, no activation."""
+    """Whether ``module`` is the empty text's ``Dense``: an :class:`EmptyTextDense` (whatever dtype a model cast moved
+    it to: a float16 copy rounds the bias to zero), or the identity matrix plus a tiny bias, no activation."""
+    if isinstance(module, EmptyTextDense):
+        return True
     if not (
         isinstance(module, Dense)
         and module.bias
