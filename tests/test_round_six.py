@@ -490,6 +490,7 @@ def test_a_truncated_model_gets_no_model2vec_config(word_model, tmp_path):
     word_model.truncate_dim = 4
     folder = st_static.save_model(word_model, tmp_path / "model")
     assert not (folder / MODEL2VEC_CONFIG_FILE_NAME).exists()  # model2vec would return all 16 dimensions
+    assert "does not load in model2vec: the model keeps the first 4" in (folder / "README.md").read_text()
     assert st_static.load_model(folder).encode(["the cat"]).shape == (1, 4)
     (folder / MODEL2VEC_CONFIG_FILE_NAME).write_bytes(model2vec_config.read_bytes())
     with pytest.raises(ModelFolderError, match="truncate_dim"):

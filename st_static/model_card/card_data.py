@@ -207,7 +207,13 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
             "fallback_characters": None if module.fallback is None else format_number(len(module.fallback_characters)),
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
-            or modules_incompatibility(self.model),
+            or modules_incompatibility(self.model)
+            or (
+                f"the model keeps the first {self.model.truncate_dim} dimensions (truncate_dim), and model2vec "
+                "returns all of them"
+                if self.model.truncate_dim is not None
+                else None
+            ),
         }
 
     # -------------------------------------------------------------------------------- rendering
