@@ -61,6 +61,22 @@ def test_fine_tuning_leaves_the_empty_text_dense_alone(fallback_model, tmp_path,
         assert np.linalg.norm(vectors) == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_bare_fine_tune_saved_by_st_static_loads_with_its_vectors(fallback_model, tmp_path):
+    model2vec = pytest.importorskip("model2vec")
+    folder = st_static.save_model(fallback_model, tmp_path / "model")
+    model = SentenceTransformer(str(folder), device="cpu")
+    fine_tune(model, tmp_path / "trainer")  # trains sentence-transformers' plain Dense too
+    expected = model.encode(TEXTS)
+    st_static.save_model(model, folder)  # keeps the trained Dense (and writes no model2vec config)
+    loaded = st_static.load_model(folder)  # folds it into the table
+    for vectors in (loaded.encode(TEXTS), st_static.encode(loaded, TEXTS)):
+        np.testing.assert_allclose(vectors[1:], expected[1:], atol=1e-5)
+    st_static.save_model(loaded, folder)
+    np.testing.assert_allclose(
+        model2vec.StaticModel.from_pretrained(str(folder)).encode(TEXTS[1:]), expected[1:], atol=1e-5
+    )
+
+
 def test_no_optimiser_reaches_the_empty_text_dense(fallback_model, tmp_path):
     loaded = st_static.load_model(st_static.save_model(fallback_model, tmp_path / "model"))
     dense = loaded[1]
