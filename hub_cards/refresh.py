@@ -1,23 +1,43 @@
-"""Regenerate the model cards in ``hub_cards/`` from built models.
+"""Regenerate the model cards in ``hub_cards/`` from built models, or from the facts each card records.
 
-``hub_cards/`` holds cards of built models only. For every model in ``SPECS`` whose folder exists under
-``--models-dir`` (``DIR/NAME`` with the saved model and its ``evaluation.json``), the card is generated from that
-model with ``st_static.model_card.write_model_card``, exactly as ``st-static card DIR/NAME --model-id ORG/NAME``
-would (the model folder's README is refreshed too). Cards of models not built here are left as they are.
+Each card ends with a *data block*, an HTML comment holding what the card needs from the built model (its metadata,
+``evaluation.json``, the build's stage seconds, and facts of the saved table: dimension, words, the architecture,
+the usage example's similarities, the weights' sha256, the versions it was built with). For every model in
+``SPECS``: when its folder exists under ``--models-dir`` (``DIR/NAME`` with the saved model and its
+``evaluation.json``), the facts are read from it (and the model folder's README is refreshed, as
+``st-static card DIR/NAME --model-id ORG/NAME`` would); otherwise they are read from the committed card's data block.
+Either way the card is rendered by today's code, so a change of the card code shows in every card
+(``tests/test_hub_cards.py`` fails until they are regenerated).
 
-    python hub_cards/refresh.py --models-dir models [--only swe-all-mpnet-base-v2-256d]
+    python hub_cards/refresh.py [--models-dir models] [--only swe-all-mpnet-base-v2-256d] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import shlex
 import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.model_card import generate_model_card, get_versions
+from sentence_transformers.base.modules import Normalize
+
+from st_static import __version__
+from st_static.files import file_sha256
+from st_static.model.empty_text import with_empty_text_dense
+from st_static.model.inference import static_module
+from st_static.model.model2vec_config import model2vec_incompatibility, modules_incompatibility
 from st_static.model.save_load import load_model
-from st_static.model_card import write_model_card
+from st_static.model.static_word_average import WEIGHTS_FILE_NAME, StaticWordAverage
+from st_static.model_card import EVALUATION_FILE_NAME, StaticModelCardData, read_evaluation, write_model_card
+from st_static.model_card.facts import STAGE_SCORES_JSON, format_number
 
 HUB_CARDS = Path(__file__).resolve().parent
 DATA = "../shared/data"  # relative to the repository root, where the commands run
@@ -179,6 +199,10 @@ MINILM_256 = english(
         MODERN_DATA_LICENSE,
     ),
 )
+# The MiniLM table on en.txt alone, the default before issue 37: the member the published ensemble was built from.
+MINILM_256_EN = replace(
+    english("sentence-transformers/all-MiniLM-L6-v2", 384, 256), name="swe-all-MiniLM-L6-v2-256d-en"
+)
 # Chosen on the dev sets (benchmarks/results/2026-11-23-mpnet-distillation-sweep.md).
 MPNET_256 = english(
     "sentence-transformers/all-mpnet-base-v2",
@@ -274,8 +298,129 @@ SPECS: list[CardSpec | EnsembleSpec] = [
     multilingual((("de", "deu"), ("ja", "jpn"), ("zh", "cmn"))),
     E5_FOUR_LANGUAGES_EXTRA,
     GEMMA_FOUR_LANGUAGES,
-    EnsembleSpec("swe-minilm-mpnet-256x2", (MINILM_256, MPNET_256), fold_norms=f"{DATA}/corpus/en.txt"),
+    EnsembleSpec("swe-minilm-mpnet-256x2", (MINILM_256_EN, MPNET_256), fold_norms=f"{DATA}/corpus/en.txt"),
 ]
+
+
+# ------------------------------------------------------------------------------------------------ recorded facts
+DATA_BLOCK_BEGIN = "<!-- st-static card data"
+_DATA_BLOCK = re.compile(r"\n<!-- st-static card data\n(.*?)\n-->\n?\Z", re.DOTALL)
+USAGE_EXAMPLES = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+
+
+def read_card_data(text: str) -> dict[str, Any] | None:
+    """The facts a card records in its data block (its last lines), or ``None`` without one."""
+    match = _DATA_BLOCK.search(text)
+    return json.loads(match.group(1)) if match else None
+
+
+def data_block(data: dict[str, Any]) -> str:
+    """The data block that ends a card: the facts as JSON in an HTML comment (which the Hub does not show)."""
+    body = json.dumps(data, indent=1, ensure_ascii=False).replace("-->", "--\\u003e")
+    return f"{DATA_BLOCK_BEGIN}\n{body}\n-->\n"
+
+
+def card_data_from_model(model: SentenceTransformer, folder: Path) -> dict[str, Any]:
+    """What the card of the model saved in ``folder`` needs from it, as a data block records it."""
+    module = static_module(model)
+    card = StaticModelCardData()
+    card.register_model(model)
+    card.usage_examples = list(USAGE_EXAMPLES)
+    card.run_usage_snippet()
+    with with_empty_text_dense(model):
+        architecture = str(model)
+    evaluation = read_evaluation(folder / EVALUATION_FILE_NAME) if (folder / EVALUATION_FILE_NAME).is_file() else None
+    stage_scores = None
+    if (folder / STAGE_SCORES_JSON).is_file():
+        record = json.loads((folder / STAGE_SCORES_JSON).read_text(encoding="utf-8"))
+        stage_scores = {key: record[key] for key in ("seconds", "machine") if key in record}
+    blocker = model2vec_incompatibility(module.metadata, getattr(module, "column_scale", None) is not None)
+    # Not the command as typed on the build machine: the card shows the spec's (repository-relative) commands.
+    metadata = {key: value for key, value in module.metadata.to_dict().items() if key != "build_command"}
+    return {
+        "metadata": metadata,
+        "evaluation": evaluation,
+        "stage_scores": stage_scores,
+        "model": {
+            "embedding_dim": module.embedding_dim,
+            "vocabulary_words": module.num_vocabulary_words,
+            "lowercase": module.lowercase,
+            "fallback_characters": len(module.fallback_characters) if module.fallback is not None else None,
+            "piece_rows": getattr(module, "num_piece_rows", 0) or None,
+            "weights_sha256": file_sha256(folder / WEIGHTS_FILE_NAME),
+            "architecture": architecture,
+            "similarities": card.similarities,
+            "model2vec_blocker": blocker or modules_incompatibility(model),
+            "st_static_version": __version__,
+            "framework_versions": get_versions(),
+        },
+    }
+
+
+@dataclass
+class RecordedCardData(StaticModelCardData):
+    """The card data of a model described by its recorded facts instead of its table (``recorded``: a data block)."""
+
+    recorded: dict[str, Any] = field(default_factory=dict)
+
+    def run_usage_snippet(self) -> None:
+        self.usage_examples = list(USAGE_EXAMPLES)
+        self.similarities = self.recorded["model"]["similarities"]
+
+    def get_model_specific_metadata(self) -> dict[str, Any]:
+        return {**super().get_model_specific_metadata(), "model_string": self.recorded["model"]["architecture"]}
+
+    def _facts(self, evaluation_error: str | None) -> dict[str, Any]:
+        facts = super()._facts(evaluation_error)
+        model = self.recorded["model"]
+        fallback = model["fallback_characters"]
+        facts.update(
+            vocab_size=format_number(model["vocabulary_words"]),
+            casing="lowercased" if model["lowercase"] else "case-sensitive",
+            weights_sha256=model["weights_sha256"],
+            fallback_characters=format_number(fallback) if fallback else None,
+            piece_rows=format_number(model["piece_rows"]) if model.get("piece_rows") else None,
+            model2vec_blocker=model["model2vec_blocker"],
+            version=model["st_static_version"],
+        )
+        return facts
+
+
+def render_recorded_card(data: dict[str, Any], model_id: str, build_command: str) -> str:
+    """The card that today's code writes for the model a data block describes, the block appended.
+
+    A stand-in table of the recorded dimension carries the recorded metadata; what the card reads from the table
+    itself (words, casing, fallback rows, architecture, the usage example's similarities, the weights' hash) and
+    the versions come from the block, ``evaluation.json`` and the build's stage seconds from a temporary folder.
+    """
+    facts = data["model"]
+    vectors = np.ones((1, facts["embedding_dim"]), dtype=np.float32)
+    module = StaticWordAverage.from_word_vectors(["word"], vectors, lowercase=facts["lowercase"])
+    module.metadata = data["metadata"]
+    card = RecordedCardData(recorded=data, model_id=model_id, build_command=build_command)
+    card.version = dict(facts["framework_versions"])
+    model = SentenceTransformer(modules=[module, Normalize()], device="cpu", model_card_data=card)
+    with tempfile.TemporaryDirectory() as folder:
+        if data.get("evaluation") is not None:
+            (Path(folder) / EVALUATION_FILE_NAME).write_text(json.dumps(data["evaluation"]), encoding="utf-8")
+        if data.get("stage_scores"):
+            (Path(folder) / STAGE_SCORES_JSON).write_text(json.dumps(data["stage_scores"]), encoding="utf-8")
+        card.save_dir = folder
+        text = generate_model_card(model)
+    return text.rstrip("\n") + "\n\n" + data_block(data)
+
+
+def render_card(
+    spec: CardSpec | EnsembleSpec, data: dict[str, Any], org: str = "st-static", recipe_dir: str = "models"
+) -> str:
+    """The card of ``spec`` from its recorded facts (a data block), as today's card code writes it."""
+    return render_recorded_card(data, model_id=f"{org}/{spec.name}", build_command=spec.commands(recipe_dir))
+
+
+def committed_card_data(spec: CardSpec | EnsembleSpec, cards_dir: Path = HUB_CARDS) -> dict[str, Any] | None:
+    """The data block of the committed card of ``spec``, or ``None`` if it has no card or no block."""
+    path = cards_dir / f"{spec.name}.md"
+    return read_card_data(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,23 +432,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--org", default="st-static", help="Hub organisation of the published models.")
     parser.add_argument("--out-dir", default=str(HUB_CARDS), help="Where the cards go (default: hub_cards/).")
     parser.add_argument("--only", action="append", help="Refresh only this card (repeatable).")
+    parser.add_argument("--check", action="store_true", help="Write nothing; exit 1 if a card is stale.")
     args = parser.parse_args(argv)
+    stale = []
     for spec in SPECS:
         if args.only and spec.name not in args.only:
             continue
         model_id = f"{args.org}/{spec.name}"
         target = Path(args.out_dir) / f"{spec.name}.md"
         folder = Path(args.models_dir) / spec.name
-        if not (folder / "modules.json").is_file():
-            print(f"{target.name}: left as it is ({folder} is not built here)")
+        if (folder / "modules.json").is_file():
+            model = load_model(folder)
+            data = card_data_from_model(model, folder)
+            source = f"from the built model in {folder}"
+            if not args.check:
+                # The spec's commands, not the recorded one: they use paths relative to the repository, so anyone
+                # can rerun them (the model's metadata keeps the command as it was actually typed).
+                write_model_card(model, folder, model_id=model_id, build_command=spec.commands(args.recipe_dir))
+        else:
+            data = committed_card_data(spec, Path(args.out_dir))
+            source = "from its data block"
+            if data is None:
+                print(f"{target.name}: left as it is ({folder} is not built here and the card has no data block)")
+                continue
+        text = render_card(spec, data, org=args.org, recipe_dir=args.recipe_dir)
+        current = target.read_text(encoding="utf-8") if target.is_file() else None
+        if args.check:
+            if current != text:
+                stale.append(target.name)
+                print(f"{target.name}: stale ({source})")
             continue
-        # The spec's commands, not the recorded one: they use paths relative to the repository, so anyone can
-        # rerun them (the model's metadata keeps the command as it was actually typed).
-        write_model_card(
-            load_model(folder), folder, model_id=model_id, build_command=spec.commands(args.recipe_dir), output=target
-        )
-        print(f"{target.name}: from the built model in {folder}")
-    return 0
+        if current != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        print(f"{target.name}: {source}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -24,16 +24,20 @@ _PUBLIC = {
     "save_model": "st_static.model.save_load",
     "distill": "st_static.pipeline.distill_api",
     "add_fallback_rows": "st_static.extraction.fallback",
+    "add_piece_rows": "st_static.extraction.pieces",
+    "extend": "st_static.pipeline.extend_api",
     "BuildSettings": "st_static.settings",
 }
 
 if TYPE_CHECKING:
     from st_static.errors import ModelFolderError, StStaticError
     from st_static.extraction.fallback import add_fallback_rows
+    from st_static.extraction.pieces import add_piece_rows
     from st_static.model.inference import encode
     from st_static.model.save_load import load_model, save_model
     from st_static.model.static_word_average import StaticWordAverage
     from st_static.pipeline.distill_api import distill
+    from st_static.pipeline.extend_api import extend
     from st_static.settings import BuildSettings
 
 
@@ -50,8 +54,10 @@ __all__ = [
     "StaticWordAverage",
     "__version__",
     "add_fallback_rows",
+    "add_piece_rows",
     "distill",
     "encode",
+    "extend",
     "load_model",
     "save_model",
 ]

@@ -18,6 +18,9 @@ from st_static.errors import StStaticError
 from st_static.files import file_key
 from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
+STORAGE_FORMATS = ("float32", "float16", "int8-row", "int8-column", "binary")
+"""The storage formats of :mod:`st_static.model.storage` (kept equal by ``tests/test_pieces.py``)."""
+
 
 class SettingsError(StStaticError, ValueError):
     """A setting has a value it cannot take."""
@@ -122,7 +125,24 @@ class ExtractionSettings:
         "mapped into the table); a text with a known word keeps its vector.",
     )
 
+    piece_rows: bool = setting(
+        True,
+        "Give words the table lacks more than their prefix: after the refinement, add a row per subword piece (the "
+        "teacher's continuation tokens and single letters), fitted so that the vocabulary words' prefixes and pieces "
+        "predict their rows; an unknown word then reads its longest known prefix and its pieces. Known words keep "
+        "their vectors.",
+    )
+
+    storage: str = setting(
+        "float16",
+        "How the published table is stored: float16 (the default: half the bytes of float32, the same scores), "
+        "float32, int8-row, int8-column or binary (st_static.compression.quantize); one row per word, piece and "
+        "fallback row, the tokenizer's other keys mapped onto them.",
+    )
+
     def __post_init__(self) -> None:
+        if self.storage not in STORAGE_FORMATS:
+            raise SettingsError(f"storage must be one of {', '.join(STORAGE_FORMATS)}, got {self.storage!r}.")
         _positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
         _positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
         for name in ("complete_words", "long_texts"):

@@ -8,7 +8,11 @@ of ``dev``: see pyproject.toml).
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +22,7 @@ from sentence_transformers import SentenceTransformer
 import st_static
 
 from .conftest import FALLBACK_TEXTS
+from .readme_blocks import REPO_ROOT, client_recipes, make_workspace
 
 DOCUMENTS = ["the cat sat on the mat", "hello world", "東京", "?", "", "a token, a word"]
 
@@ -193,3 +198,28 @@ def test_a_loaded_model_has_a_finite_settable_max_seq_length(model_path):
     long_text = "the cat " * 2000
     np.testing.assert_allclose(model.encode(long_text), st_static.encode(model, long_text), atol=1e-6)
     assert math.isinf(SentenceTransformer(model_path, device="cpu").max_seq_length)  # a bare load: the README recipe
+
+
+def installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+@pytest.mark.parametrize(("start", "recipe"), client_recipes(), ids=lambda block: block.needs or "start")
+def test_readme_client_recipe_runs_as_written(start, recipe, tmp_path):
+    """The README's recipe, after the block that starts its section, in its own process (recipes set class state)."""
+    if not installed(recipe.needs):
+        pytest.skip(f"{recipe.needs} is not installed (pip install 'st-static[clients]')")
+    work = make_workspace(tmp_path)
+    path = os.environ.get("PYTHONPATH")
+    result = subprocess.run(
+        [sys.executable, "-c", start.code + "\n" + recipe.code],
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT) + (os.pathsep + path if path else "")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"README.md:{recipe.line}\n{result.stderr[-3000:]}"

@@ -282,7 +282,10 @@ def test_hub_cards_refresh_writes_cards_of_built_models_only(described_model, tm
     # The spec's repository-relative recipe, not the command as typed on the build machine.
     assert built.commands("models") in real  # --recipe-dir defaults to models/
     assert DESCRIBED_METADATA["build_command"] not in real
-    assert (folder / "README.md").read_text(encoding="utf-8") == real
+    # The folder's card, then the data block that lets refresh.py render the card again without the model.
+    assert real.startswith(
+        (folder / "README.md").read_text(encoding="utf-8").rstrip("\n") + "\n\n<!-- st-static card data"
+    )
     # Models not built here: their cards stay as they are, and none is made up.
     assert (tmp_path / "cards" / f"{kept.name}.md").read_text(encoding="utf-8") == "a card built elsewhere\n"
     assert not any((tmp_path / "cards" / f"{spec.name}.md").exists() for spec in others)

@@ -78,7 +78,11 @@ def test_a_save_in_place_keeps_everything_it_does_not_write(folder, loader):
     card = (folder / "README.md").read_text()
     assert evaluation_rows(card) == rows  # the card still shows evaluation.json
     reloaded = load_model(folder)
-    torch.testing.assert_close(reloaded[0].embedding.weight, model[0].embedding.weight)
+    if getattr(model[0], "storage", "float32") == "float16":  # load_model keeps the build's float16 storage
+        assert reloaded[0].storage == "float16"
+        torch.testing.assert_close(reloaded[0].embedding.weight, model[0].embedding.weight.half().float())
+    else:
+        torch.testing.assert_close(reloaded[0].embedding.weight, model[0].embedding.weight)
     assert reloaded[0].metadata.teacher == load_model(folder)[0].metadata.teacher
     assert not [path.name for path in folder.parent.iterdir() if path.name.startswith(".model.")]
 

@@ -36,13 +36,28 @@ def extract(
         typer.echo(f"Wrote {out}/model (raw table), {out}/reduced (PCA + ABTT) and {out}/targets.")
 
 
+# Extraction settings of the build's later stages, which ``extract`` (steps 1 and 2 only) never runs: offering them
+# would let a user set what nothing reads.
+NOT_EXTRACTED = frozenset(
+    {
+        "complete_words",
+        "complete_spaceless",
+        "fallback_rows",
+        "long_texts",
+        "long_text_sentences",
+        "piece_rows",
+        "storage",
+    }
+)
+
+
 def _extract_parameters() -> list[Any]:
     from dataclasses import fields
 
     from st_static.settings import ExtractionSettings, ReductionSettings
 
     wanted = {item.name for kind in (ExtractionSettings, ReductionSettings) for item in fields(kind)} | {"languages"}
-    return [parameter for parameter in settings_parameters() if parameter.name in wanted]
+    return [parameter for parameter in settings_parameters() if parameter.name in wanted - NOT_EXTRACTED]
 
 
 command(resume="run the same command again with --resume to continue the teacher pass")(

@@ -11,8 +11,21 @@ from st_static.cli.app import command
 
 @command()
 def info(model: str = typer.Argument(..., help="Model folder or Hub repo id.")) -> None:
-    """Print the vocabulary size, dimension and metadata of a static model, after checking its files."""
+    """Print the vocabulary size, dimension and metadata of a static model, after checking its files.
+
+    ``num_words`` counts the vocabulary words; the subword pieces' rows after them are ``num_piece_rows``, the
+    fallback rows (the empty text's and one per character) ``num_fallback_rows``, and ``num_rows`` is the whole table.
+    """
     from st_static.model.save_load import load_model
 
     loaded = load_model(model)  # every check a load runs: what info calls sound, loads
-    typer.echo(json.dumps(loaded[0].get_config_dict(), indent=2, sort_keys=True))
+    module = loaded[0]
+    config = module.get_config_dict()
+    description = {
+        **config,
+        "num_words": module.num_vocabulary_words,
+        "num_piece_rows": module.num_piece_rows,
+        "num_fallback_rows": module.num_fallback_rows,
+        "num_rows": config["num_words"],
+    }
+    typer.echo(json.dumps(description, indent=2, sort_keys=True))

@@ -17,15 +17,9 @@ from st_static.compression.ensemble import (
 )
 from st_static.compression.model_parts import float_pipeline, to_float32
 from st_static.compression.pruning import frequency_order, prune_vocabulary, read_frequencies
-from st_static.compression.quantization import (
-    STORAGE_FORMATS,
-    CompactStaticWordAverage,
-    QuantizedTable,
-    folder_size,
-    quantize,
-    quantize_table,
-)
+from st_static.compression.quantization import folder_size, quantize
 from st_static.compression.truncation import truncate_dimensions
+from st_static.model.storage import STORAGE_FORMATS, CompactStaticWordAverage, QuantizedTable, quantize_table
 
 __all__ = [
     "STORAGE_FORMATS",

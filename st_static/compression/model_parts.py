@@ -56,8 +56,7 @@ def float_pipeline(model: SentenceTransformer) -> tuple[StaticWordAverage, list[
         module = StaticWordAverage(first.tokenizer, first.word_vectors.detach().cpu().clone(), metadata=first.metadata)
     else:
         module = StaticWordAverage.from_static_embedding(first)
-    if module.metadata.quantization is not None:  # the table comes back float32, and says so
-        module.metadata = module.metadata.updated(quantization=None)
+    module.metadata.quantization = None  # a float32 table now: a save must not call it compressed
     rest = [later for later in modules[1:] if not is_empty_text_dense(later)]  # rebuild adds it back
     table = module.word_vectors.detach()
     folded = 0

@@ -21,6 +21,7 @@ from st_static.model.tokenization import (
     CONTINUATION_PREFIX,
     DEFAULT_MAX_WORD_CHARS,
     add_fallback_layout,
+    add_piece_layout,
     build_word_tokenizer,
 )
 
@@ -174,8 +175,11 @@ def prune_vocabulary(
     if counts is not None and len(counts) == num_words:
         metadata.word_counts = [counts[row] for row in kept]
     vectors = module.word_vectors.detach()[kept.tolist()]
-    if module.fallback is not None:  # the fallback rows stay, after the kept words
+    if module.num_piece_rows:  # the subword pieces stay, after the kept words
+        tokenizer = add_piece_layout(tokenizer, module.pieces)
+        vectors = torch.cat([vectors, module.word_vectors.detach()[module.piece_rows.start : module.piece_rows.stop]])
+    if module.fallback is not None:  # the fallback rows stay, after the kept words (and pieces)
         tokenizer = add_fallback_layout(tokenizer, module.fallback_characters)
-        vectors = torch.cat([vectors, module.word_vectors.detach()[num_words:]])
+        vectors = torch.cat([vectors, module.word_vectors.detach()[module.fallback.sentinel_row :]])
     pruned = StaticWordAverage(tokenizer, vectors, metadata=metadata)
     return rebuild(model, [pruned, *rest])

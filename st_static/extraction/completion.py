@@ -217,7 +217,8 @@ def complete_spaceless_vocabulary(
 
 
 def frequent_words(language: str, count: int) -> list[str]:
-    """The ``count`` most frequent words of ``language`` (``wordfreq``), most frequent first.
+    """The ``count`` most frequent words of ``language`` (``wordfreq``), most frequent first, without its digit
+    placeholders (wordfreq writes every digit as ``0``: ``a00``, ``m000`` stand for many tokens, not a word).
 
     Raises:
         MissingExtraError: If wordfreq is missing (``pip install "st-static[extract]"``).
@@ -229,4 +230,8 @@ def frequent_words(language: str, count: int) -> list[str]:
             'Vocabulary completion (--complete-words, on by default) needs wordfreq: pip install "st-static[extract]" '
             "(or build with --complete-words 0)."
         ) from error
-    return [word for word in top_n_list(language, count) if split_words(word) == [word]]
+    return [
+        word
+        for word in top_n_list(language, count)
+        if split_words(word) == [word] and not any(character.isdigit() for character in word)
+    ]

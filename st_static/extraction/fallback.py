@@ -255,8 +255,8 @@ def add_fallback_rows(
     if prompt is None:
         prompt = module.metadata.prompt
     rows, report = fallback_rows(module, teacher, characters, prompt=prompt or None)
-    words = module.num_vocabulary_words
-    table = torch.cat([module.word_vectors.detach()[:words].float().cpu(), torch.from_numpy(rows)])
+    kept = module.num_vocabulary_words + module.num_piece_rows  # the words and the subword pieces
+    table = torch.cat([module.word_vectors.detach()[:kept].float().cpu(), torch.from_numpy(rows)])
     tokenizer = add_fallback_layout(module.tokenizer, characters)
     metadata = module.metadata.updated(
         fallback=FallbackRecord(

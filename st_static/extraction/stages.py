@@ -523,6 +523,30 @@ def run_fallback(
     return output / "model"
 
 
+def run_pieces(
+    model_path: str | os.PathLike[str], output: str | os.PathLike[str], settings: ExtractionSettings
+) -> Path:
+    """The table with subword-piece rows (:mod:`st_static.extraction.pieces`), saved in ``output`` (with
+    ``report.json``); a finished folder is reused. Reads the teacher's tokenizer only (its continuation tokens).
+
+    Returns:
+        The saved model's folder (``output / "model"``).
+    """
+    from st_static.extraction.pieces import add_piece_rows
+
+    output = Path(output)
+    if (output / "report.json").is_file():
+        return output / "model"
+    started = time.perf_counter()
+    model = load_model(model_path)
+    with_pieces, report = add_piece_rows(model, load_teacher_tokenizer(settings.teacher))
+    report["seconds"] = time.perf_counter() - started
+    with staged_folder(output, replaceable=holds_st_static_output) as staging:
+        save_model(with_pieces, staging / "model")
+        (staging / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return output / "model"
+
+
 def _link_or_copy(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
     """Hard-link a read-only stage file (copy where links are not possible)."""
     try:

@@ -63,7 +63,9 @@ class AsciiWordRows:
     Args:
         word_rows: Table row of every vocabulary key made of ASCII letters and digits (the keys WordPiece can
             match at the start of an ASCII word), including keys whose row is ``dropped_row``.
-        continuations: The ASCII continuation pieces (without the ``##`` prefix).
+        continuations: The ASCII continuation pieces (without the ``##`` prefix) and their rows (``dropped_row``
+            for a piece that reads none; subword pieces, :func:`~st_static.model.tokenization.add_piece_layout`,
+            read their own).
         lowercase: Lowercase the text first.
         max_word_chars: Longer words are dropped (WordPiece's ``max_input_chars_per_word``).
         dropped_row: The row of dropped tokens (the zero row).
@@ -74,7 +76,7 @@ class AsciiWordRows:
     def __init__(
         self,
         word_rows: dict[str, int],
-        continuations: frozenset[str],
+        continuations: dict[str, int],
         lowercase: bool,
         max_word_chars: int,
         dropped_row: int,
@@ -82,8 +84,9 @@ class AsciiWordRows:
         sentinel_row: int | None = None,
     ) -> None:
         self.word_rows = {word.encode("ascii"): row for word, row in word_rows.items() if len(word) <= max_word_chars}
-        self.continuations = frozenset(piece.encode("ascii") for piece in continuations)
+        self.continuations = {piece.encode("ascii"): row for piece, row in continuations.items()}
         self.single_continuations = frozenset(piece[0] for piece in self.continuations if len(piece) == 1)
+        self.pieces_read_rows = any(row != dropped_row for row in self.continuations.values())
         self.longest_continuation = max(map(len, self.continuations), default=0)
         self.longest_word = max(map(len, self.word_rows), default=0)
         self.lowercase = lowercase
@@ -91,7 +94,7 @@ class AsciiWordRows:
         self.dropped_row = dropped_row
         self._table = _byte_table(lowercase)
         self._lookup = {**self.word_rows, _TEXT_END_BYTE: _TEXT_END}
-        self._unknown_words: dict[bytes, int] = {}
+        self._unknown_words: dict[bytes, tuple[int, ...]] = {}
         self.symbol_rows = dict(symbol_rows or {})
         self.sentinel_row = sentinel_row
         self._byte_rows = np.full(256, _MISSING, dtype=np.int64)
@@ -124,16 +127,14 @@ class AsciiWordRows:
         if lowercase is None:
             return None
         word_rows: dict[str, int] = {}
-        continuations: set[str] = set()
+        continuations: dict[str, int] = {}
         symbol_rows: dict[str, int] = {}
         vocab = tokenizer.get_vocab(with_added_tokens=False)
         for token, token_id in vocab.items():
             if token.startswith(CONTINUATION_PREFIX):
                 piece = token[len(CONTINUATION_PREFIX) :]
                 if _is_ascii_word(piece):
-                    if token_rows[token_id] != dropped_row:
-                        return None  # a continuation that reads a row: not the layout this class assumes
-                    continuations.add(piece)
+                    continuations[piece] = int(token_rows[token_id])
             elif _is_ascii_word(token):
                 word_rows[token] = int(token_rows[token_id])
             elif symbols and _is_ascii_symbol(token) and token_rows[token_id] != dropped_row:
@@ -141,7 +142,7 @@ class AsciiWordRows:
         sentinel_row = None if layout is None else int(token_rows[vocab[SENTINEL]])
         return cls(
             word_rows,
-            frozenset(continuations),
+            continuations,
             lowercase,
             model.max_input_chars_per_word,
             dropped_row,
@@ -163,8 +164,13 @@ class AsciiWordRows:
         joined = ("\x80".join(texts) + "\x80").encode("latin-1")
         tokens = joined.translate(self._table).replace(_TEXT_END_BYTE, b" \x80 ").split()
         ids = np.fromiter(map(self._lookup.get, tokens, repeat(_MISSING)), dtype=np.int64, count=len(tokens))
-        for index in np.flatnonzero(ids == _MISSING).tolist():
-            ids[index] = self.unknown_word_row(tokens[index])
+        missing = np.flatnonzero(ids == _MISSING).tolist()
+        unknown = [self.unknown_word_rows(tokens[index]) for index in missing]
+        for index, rows in zip(missing, unknown, strict=True):
+            ids[index] = rows[0]
+        if any(len(rows) > 1 for rows in unknown):  # words that read pieces after their prefix: insert those rows
+            positions = [index + 1 for index, rows in zip(missing, unknown, strict=True) for _ in rows[1:]]
+            ids = np.insert(ids, positions, [row for rows in unknown for row in rows[1:]])
         is_end = ids == _TEXT_END
         counts = np.diff(np.flatnonzero(is_end), prepend=-1) - 1
         if self.sentinel_row is None and not self.symbol_rows:
@@ -186,7 +192,9 @@ class AsciiWordRows:
         rows = [get(word, _MISSING) for word in words]
         if _MISSING in rows:
             rows = [
-                self.unknown_word_row(word) if row == _MISSING else row for word, row in zip(words, rows, strict=True)
+                known
+                for word, row in zip(words, rows, strict=True)
+                for known in (self.unknown_word_rows(word) if row == _MISSING else (row,))
             ]
         if self.symbol_rows:
             rows += [self.symbol_rows[chr(code)] for code in data.translate(None, self._non_symbols)]
@@ -194,38 +202,46 @@ class AsciiWordRows:
             rows.insert(0, self.sentinel_row)
         return rows
 
-    def unknown_word_row(self, word: bytes) -> int:
-        """The row WordPiece gives a word that is not a vocabulary key: its longest known prefix's, or dropped."""
-        row = self._unknown_words.get(word)
-        if row is None:
-            row = self._prefix_row(word)
+    def unknown_word_rows(self, word: bytes) -> tuple[int, ...]:
+        """The rows WordPiece gives a word that is not a vocabulary key: its longest known prefix's, then those of the
+        continuation pieces that read one (subword pieces), or ``(dropped_row,)``; at least one row."""
+        rows = self._unknown_words.get(word)
+        if rows is None:
+            rows = self._word_piece_rows(word)
             if len(self._unknown_words) >= _CACHE_LIMIT:
                 self._unknown_words.clear()
-            self._unknown_words[word] = row
-        return row
+            self._unknown_words[word] = rows
+        return rows
 
-    def _prefix_row(self, word: bytes) -> int:
+    def _word_piece_rows(self, word: bytes) -> tuple[int, ...]:
         if len(word) > self.max_word_chars:
-            return self.dropped_row
+            return (self.dropped_row,)
         for end in range(min(len(word) - 1, self.longest_word), 0, -1):
             row = self.word_rows.get(word[:end])
             if row is not None:
-                return row if self._covered(word[end:]) else self.dropped_row
-        return self.dropped_row
+                pieces = self._piece_rows(word[end:])
+                if pieces is None:
+                    return (self.dropped_row,)
+                rows = tuple(known for known in (row, *pieces) if known != self.dropped_row)
+                return rows or (self.dropped_row,)
+        return (self.dropped_row,)
 
-    def _covered(self, rest: bytes) -> bool:
-        """Whether WordPiece's greedy longest match covers ``rest`` with continuation pieces."""
-        if set(rest) <= self.single_continuations:
-            return True  # every character has its own piece: the greedy match never gets stuck
+    def _piece_rows(self, rest: bytes) -> list[int] | None:
+        """The rows of the pieces WordPiece's greedy longest match cuts ``rest`` into, or ``None`` if it gets stuck."""
+        if not self.pieces_read_rows and set(rest) <= self.single_continuations:
+            return []  # every character has its own piece: the greedy match never gets stuck, and reads nothing
+        rows = []
         start = 0
         while start < len(rest):
             for end in range(min(len(rest), start + self.longest_continuation), start, -1):
-                if rest[start:end] in self.continuations:
+                row = self.continuations.get(rest[start:end])
+                if row is not None:
+                    rows.append(row)
                     start = end
                     break
             else:
-                return False
-        return True
+                return None
+        return rows
 
 
 def _is_ascii_word(token: str) -> bool:

@@ -93,6 +93,11 @@ def encode(
     batch_size = int(batch_size)
     truncate_dim = model.truncate_dim if isinstance(model, SentenceTransformer) else None
     module = static_module(model)
+    if len(text_list) == 1:  # one query: the rows straight from the ASCII look-up where it applies
+        one = _one_text_vector(module, text_list[0], normalize)
+        if one is not None:
+            vector = one[:truncate_dim]
+            return vector if single else vector[None, :]
     read_rows = module.word_rows.rows
     first = read_rows(text_list[:batch_size])
     if len(text_list) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
@@ -114,6 +119,19 @@ def encode(
     if truncate_dim is not None:
         output = np.ascontiguousarray(output[:, :truncate_dim])
     return output[0] if single else output
+
+
+def _one_text_vector(module: StaticWordAverage, text: str, normalize: bool) -> np.ndarray | None:
+    """One short ASCII text's vector in numpy (the ASCII look-up's rows, then :func:`text_vector`), or ``None`` when
+    the general path must read it (not ASCII, long, no ASCII look-up, or a table off the CPU)."""
+    rows_of = module.word_rows
+    if rows_of.ascii is None or len(text) > rows_of.max_piece_chars or not text.isascii():
+        return None
+    rows = rows_of.ascii.text_rows(text)
+    table = module.numpy_table() if len(rows) <= SMALL_TEXT_ROWS else None
+    if table is None:
+        return None
+    return text_vector(table, np.array(rows, dtype=np.int64), module.num_words, normalize)
 
 
 def resolve_prompt(

@@ -8,7 +8,7 @@ Every field is optional (``None`` when the model does not record it): a model ma
 itself, and a build adds keys stage by stage. ``to_dict`` writes only the keys that are set, plus ``extra``: the
 keys this st-static does not know (a newer one may have written them), kept and written back unchanged, together
 with known keys that held ``null``. The nested records (``pca``, ``training``, ``speed``, ``pruning``, ``ensemble``
-and its ``members`` and ``folded``, ``fallback``) work the same way.
+and its ``members`` and ``folded``, ``fallback``, the ``extend`` entries) work the same way.
 """
 
 from __future__ import annotations
@@ -245,6 +245,43 @@ class FallbackRecord(_Record):
 
 
 @dataclass(kw_only=True, repr=False)
+class ExtendRecord(_Record):
+    """One entry of ``extend``: the words :func:`st_static.extend` added from a user's documents."""
+
+    words: int | None = None
+    """How many words got a row."""
+    files: list[str] | None = None
+    """The documents' file names (never their paths), or how texts given in memory were described."""
+    min_count: int | None = None
+    """The fewest occurrences in the documents that gave a word a row."""
+    fitted_on: int | None = None
+    """Known words whose teacher vectors fitted the map into the table's space."""
+    held_out_cosine: float | None = None
+    """Mean cosine of mapped and actual rows of held-out known words."""
+    norm: str | None = None
+    """How the new rows were scaled (see :mod:`st_static.extraction.extend`)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
+class PiecesRecord(_Record):
+    """``pieces``: the subword-piece rows :func:`st_static.add_piece_rows` gave the table (what unknown words read)."""
+
+    pieces: int | None = None
+    """How many pieces got a row."""
+    used: int | None = None
+    """How many of them some vocabulary word's cut uses (the others are zero rows)."""
+    fitted_on: int | None = None
+    """Vocabulary words whose cut (prefix and pieces) fitted the rows."""
+    ridge: float | None = None
+    held_out_cosine_prefix: float | None = None
+    """Mean cosine of held-out words' rows to their prefix's row alone (the rule without pieces)."""
+    held_out_cosine: float | None = None
+    """Mean cosine of held-out words' rows to their prefix's row plus their pieces' rows."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
 class FoldedNormsRecord(_Record):
     """``ensemble.folded``: the per-block scales :func:`st_static.compression.fold_block_normalization` folded in."""
 
@@ -319,6 +356,9 @@ class ModelMetadata(_Record):
     ensemble: EnsembleRecord | None = None
     truncated_from_dim: int | None = None
     fallback: FallbackRecord | None = None
+    pieces: PiecesRecord | None = None
+    extend: list[ExtendRecord] | None = None
+    """What each :func:`st_static.extend` added, in order."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this st-static does not know (and known keys that held ``null``), written back unchanged."""
 

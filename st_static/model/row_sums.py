@@ -27,17 +27,19 @@ def text_vector(table: np.ndarray, rows: np.ndarray, dropped_row: int, normalize
     Args:
         table: The ``(rows, dim)`` float32 table.
         rows: The text's row ids.
-        dropped_row: The row that contributes nothing (``EmbeddingBag``'s ``padding_idx``).
+        dropped_row: The row that contributes nothing (``EmbeddingBag``'s ``padding_idx``): a zero row of ``table``.
         normalize: L2-normalise; otherwise divide by the number of rows that are not ``dropped_row``.
 
     Returns:
         A ``(dim,)`` float32 vector.
     """
+    if normalize:  # the dropped row is a zero row: summing it changes nothing, and skipping the mask saves time
+        vector = table.take(rows, axis=0).sum(axis=0) if len(rows) else np.zeros(table.shape[1], table.dtype)
+        vector /= max(math.sqrt(float(np.dot(vector, vector))), NORM_EPSILON)
+        return vector
     kept = rows[rows != dropped_row]
     vector = table[kept].sum(axis=0)
-    if normalize:
-        vector /= max(math.sqrt(float(vector @ vector)), NORM_EPSILON)
-    elif len(kept):
+    if len(kept):
         vector /= len(kept)
     return vector
 

@@ -43,6 +43,7 @@ from st_static.model.saved_files import (
     saved_by_sentence_transformers,
 )
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
+from st_static.model.storage import restore_storage
 from st_static.model_card import attach_card_data
 from st_static.model_card.evaluation_table import EVALUATION_FILE_NAME
 
@@ -270,6 +271,7 @@ def load_model(
         ) from error
     if not isinstance(model[0], StaticEmbedding):
         raise ModelFolderError(f"{name}: the first module is {type(model[0]).__name__}, not a static embedding.")
+    module = restore_storage(module)  # a float16 (int8-row, binary) folder saves again as it was stored
     model._modules[next(iter(model._modules))] = module.to(model.device)
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)

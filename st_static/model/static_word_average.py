@@ -33,10 +33,13 @@ from st_static.model.saved_module import read_saved_module
 from st_static.model.tokenization import (
     DROPPED,
     FallbackLayout,
+    add_words,
     build_word_tokenizer,
     fallback_characters_of,
     fallback_layout,
     is_lowercase_tokenizer,
+    piece_rows_of,
+    pieces_of,
     remove_fallback_layout,
     token_targets,
 )
@@ -152,6 +155,8 @@ class StaticWordAverage(StaticEmbedding):
         self.num_words = num_words
         self.fallback: FallbackLayout | None = fallback_layout(tokenizer)
         """Where the fallback rows are (the empty-text row, then one per fallback character), or ``None``."""
+        self.piece_rows: range = piece_rows_of(tokenizer)
+        """The rows of the subword pieces unknown words read after their prefix (empty without them)."""
         self.lowercase = is_lowercase_tokenizer(tokenizer)
         self.metadata = metadata
         self._vocabulary: list[str] | None = None
@@ -201,8 +206,40 @@ class StaticWordAverage(StaticEmbedding):
             return self
         metadata = self.metadata.copy()
         metadata.fallback = None
-        words = self.word_vectors.detach()[: self.num_vocabulary_words].clone()
-        return StaticWordAverage(remove_fallback_layout(self.tokenizer), words, metadata=metadata)
+        rows = self.word_vectors.detach()[: self.fallback.sentinel_row].clone()  # the words and the pieces
+        return StaticWordAverage(remove_fallback_layout(self.tokenizer), rows, metadata=metadata)
+
+    def with_words(
+        self,
+        words: Sequence[str],
+        rows: np.ndarray | torch.Tensor,
+        metadata: ModelMetadata | Mapping[str, Any] | None = None,
+    ) -> StaticWordAverage:
+        """A new module with rows for ``words`` after this one's words, before its piece and fallback rows.
+
+        Every row this module has keeps its values bit for bit (the piece and fallback rows move up by
+        ``len(words)``), and every known word reads the row it read (:func:`~st_static.model.tokenization.add_words`).
+
+        Args:
+            words: The new words, in row order: words the table lacks, in its normalised form
+                (:func:`~st_static.model.tokenization.addable_words`).
+            rows: Their vectors, ``(len(words), embedding_dim)``.
+            metadata: The new module's metadata (default: a copy of this one's).
+
+        Raises:
+            ValueError: If a word cannot be added, or ``rows`` does not have one row of this width per word.
+        """
+        rows = torch.as_tensor(np.asarray(rows) if not torch.is_tensor(rows) else rows).detach().to("cpu")
+        if rows.shape != (len(words), self.embedding_dim):
+            raise ValueError(
+                f"Expected one {self.embedding_dim}-wide row per new word, {len(words)} in all; got shape "
+                f"{tuple(rows.shape)}."
+            )
+        table = self.word_vectors.detach().to("cpu", torch.float32)
+        split = self.num_vocabulary_words
+        extended = torch.cat([table[:split], rows.to(torch.float32), table[split:]])
+        chosen = self.metadata if metadata is None else metadata
+        return StaticWordAverage(add_words(self.tokenizer, words), extended, metadata=chosen)
 
     @classmethod
     def from_static_embedding(
@@ -259,9 +296,19 @@ class StaticWordAverage(StaticEmbedding):
         return 0 if self.fallback is None else self.fallback.num_rows
 
     @property
+    def num_piece_rows(self) -> int:
+        """The subword pieces' rows, right after the words (0 without them)."""
+        return len(self.piece_rows)
+
+    @property
+    def pieces(self) -> list[str]:
+        """The subword pieces (without ``##``) in row order; none without piece rows."""
+        return pieces_of(self.tokenizer)
+
+    @property
     def num_vocabulary_words(self) -> int:
-        """The vocabulary words: the table's rows before the fallback rows."""
-        return self.num_words - self.num_fallback_rows
+        """The vocabulary words: the table's rows before the piece and fallback rows."""
+        return self.num_words - self.num_fallback_rows - self.num_piece_rows
 
     @property
     def fallback_characters(self) -> list[str]:
@@ -314,7 +361,7 @@ class StaticWordAverage(StaticEmbedding):
 
     def numpy_table(self) -> np.ndarray | None:
         """A numpy view of the token table (no copy; it follows in-place updates), or ``None`` off the CPU."""
-        weight = self.embedding.weight
+        weight = self._modules["embedding"]._parameters["weight"]  # what self.embedding.weight reads, without its hops
         cached = self.__dict__.get("_numpy_table")
         if cached is not None and cached[0] is weight and cached[1] == weight.data_ptr():
             return cached[2]
@@ -332,9 +379,9 @@ class StaticWordAverage(StaticEmbedding):
         runs the ``EmbeddingBag`` as before.
         """
         input_ids, offsets = features["input_ids"], features["offsets"]
-        if torch.is_grad_enabled() and self.fallback is not None:  # training reads the words only
-            fallback = (input_ids >= self.fallback.sentinel_row) & (input_ids < self.num_words)
-            features["input_ids"] = input_ids = input_ids.masked_fill(fallback, self.num_words)
+        if torch.is_grad_enabled() and self.num_vocabulary_words < self.num_words:  # training reads the words only
+            not_words = (input_ids >= self.num_vocabulary_words) & (input_ids < self.num_words)
+            features["input_ids"] = input_ids = input_ids.masked_fill(not_words, self.num_words)
         table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
         weight = self.embedding.weight
         if table is None and weight.dtype in (torch.float16, torch.bfloat16) and not torch.is_grad_enabled():
@@ -371,10 +418,11 @@ class StaticWordAverage(StaticEmbedding):
         return "StaticWordAverage"
 
     def __repr__(self) -> str:
+        pieces = f", piece_rows={self.num_piece_rows}" if self.num_piece_rows else ""
         fallback = f", fallback_rows={self.num_fallback_rows}" if self.fallback is not None else ""
         return (
             f"StaticWordAverage(num_words={self.num_words}, embedding_dim={self.embedding_dim}, "
-            f"lowercase={self.lowercase}{fallback})"
+            f"lowercase={self.lowercase}{pieces}{fallback})"
         )
 
     def train(self, mode: bool = True) -> StaticWordAverage:

@@ -295,6 +295,103 @@ def fallback_layout(tokenizer: Tokenizer, vocab: dict[str, int] | None = None) -
     return FallbackLayout(sentinel_row=sentinel_row, num_words=num_words)
 
 
+def piece_rows_of(tokenizer: Tokenizer, vocab: dict[str, int] | None = None) -> range:
+    """The rows of a word tokenizer's subword pieces (:func:`add_piece_layout`), an empty range without them.
+
+    Pieces are the ``##`` continuation keys that read a table row of their own: they sit right after the
+    vocabulary words, before the fallback rows (if any).
+
+    Raises:
+        ValueError: If the piece keys are not one run of rows after the words.
+    """
+    vocab = tokenizer.get_vocab(with_added_tokens=False) if vocab is None else vocab
+    num_words = vocab.get(UNKNOWN_TOKEN)
+    if num_words is None:
+        return range(0)
+    rows = sorted(
+        token_id for token, token_id in vocab.items() if token_id < num_words and token.startswith(CONTINUATION_PREFIX)
+    )
+    if not rows:
+        return range(0)
+    pieces = range(rows[0], rows[-1] + 1)
+    if len(rows) != len(pieces):
+        raise ValueError("Not a st-static word tokenizer: its piece rows are not one run of rows after the words.")
+    return pieces
+
+
+def pieces_of(tokenizer: Tokenizer) -> list[str]:
+    """The subword pieces of a word tokenizer (without their ``##``), in row order; none without piece rows."""
+    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    rows = piece_rows_of(tokenizer, vocab)
+    by_id = {token_id: token for token, token_id in vocab.items() if token_id in rows}
+    return [by_id[row][len(CONTINUATION_PREFIX) :] for row in rows]
+
+
+def is_piece(piece: str, lowercase: bool) -> bool:
+    """Whether ``piece`` (a continuation, without ``##``) can have a piece row: a word fragment as the pre-tokeniser
+    leaves it (letters, marks and numbers only), unchanged by NFC and, for a lowercase table, by lowercasing."""
+    if not piece or split_words(piece) != [piece] or unicodedata.normalize("NFC", piece) != piece:
+        return False
+    return not (lowercase and piece.lower() != piece)
+
+
+def add_piece_layout(tokenizer: Tokenizer, pieces: Sequence[str]) -> Tokenizer:
+    """The word tokenizer with one row per subword piece, after the words and before the fallback rows.
+
+    An unknown word then reads its longest known prefix *and* the rows of the continuation pieces WordPiece's
+    greedy longest match cuts the rest into (``misspeling`` -> ``miss`` ``##pel`` ``##ing``), where before it read
+    the prefix only. Known words are matched whole and read exactly their rows as before. Replaces any pieces the
+    tokenizer had; the words keep their ids, the fallback rows (and ``[UNK]`` and the extra keys) move up.
+    Every single continuation character the tokenizer had stays a continuation key (dropped, or a fallback
+    character's row), so no word is segmented into ``[UNK]`` that was not before.
+
+    Args:
+        tokenizer: A word tokenizer (:func:`build_word_tokenizer`, possibly with fallback rows).
+        pieces: The continuations (without ``##``), in row order; each must pass :func:`is_piece`.
+
+    Raises:
+        ValueError: If a piece cannot have a row or is given twice.
+    """
+    characters = fallback_characters_of(tokenizer)
+    has_fallback = fallback_layout(tokenizer) is not None  # (possibly the empty-text row alone, no characters)
+    base = remove_piece_layout(remove_fallback_layout(tokenizer))
+    lowercase = is_lowercase_tokenizer(base)
+    pieces = list(pieces)
+    if len(set(pieces)) != len(pieces):
+        raise ValueError("A piece is given twice.")
+    for piece in pieces:
+        if not is_piece(piece, lowercase):
+            raise ValueError(f"{piece!r} cannot be a piece (see is_piece).")
+    state = json.loads(base.to_str())
+    vocab: dict[str, int] = state["model"]["vocab"]
+    num_words = vocab[UNKNOWN_TOKEN]
+    keys = [CONTINUATION_PREFIX + piece for piece in pieces]
+    chosen = set(keys)
+    ordered = sorted(vocab.items(), key=lambda item: item[1])
+    words = [token for token, token_id in ordered if token_id < num_words]
+    extra = [token for token, token_id in ordered if token_id > num_words and token not in chosen]
+    state["model"]["vocab"] = {token: index for index, token in enumerate([*words, *keys, UNKNOWN_TOKEN, *extra])}
+    with_pieces = Tokenizer.from_str(json.dumps(state))
+    return add_fallback_layout(with_pieces, characters) if has_fallback else with_pieces
+
+
+def remove_piece_layout(tokenizer: Tokenizer) -> Tokenizer:
+    """The word tokenizer without piece rows (the tokenizer itself when it has none): the pieces become dropped
+    continuation keys again, the fallback rows (if any) stay."""
+    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    rows = piece_rows_of(tokenizer, vocab)
+    if not rows:
+        return tokenizer
+    state = json.loads(tokenizer.to_str())
+    ordered = sorted(state["model"]["vocab"].items(), key=lambda item: item[1])
+    num_words = vocab[UNKNOWN_TOKEN]
+    kept = [token for token, token_id in ordered if token_id < num_words and token_id not in rows]
+    pieces = [token for token, token_id in ordered if token_id in rows]
+    extra = [token for token, token_id in ordered if token_id > num_words]
+    state["model"]["vocab"] = {token: index for index, token in enumerate([*kept, UNKNOWN_TOKEN, *pieces, *extra])}
+    return Tokenizer.from_str(json.dumps(state))
+
+
 def fallback_characters_of(tokenizer: Tokenizer) -> list[str]:
     """The fallback characters of a word tokenizer, in row order (none without fallback rows)."""
     layout = fallback_layout(tokenizer)
@@ -352,6 +449,86 @@ def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Toke
     state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
     state["normalizer"] = json.loads(word_normalizer(lowercase, sentinel=True).__getstate__())
     state["pre_tokenizer"] = json.loads(fallback_pre_tokenizer().__getstate__())
+    return Tokenizer.from_str(json.dumps(state))
+
+
+def addable_words(tokenizer: Tokenizer, words: Iterable[str]) -> list[str]:
+    """The ``words`` that :func:`add_words` can give a row, in the order given (each once).
+
+    A word qualifies when it reads no row yet, is one word as the table splits text (in its normalised form: lowercase
+    for a lowercase table), is no longer than the longest word the tokenizer looks up, is not a token of a script
+    written without spaces (those are segmented into the vocabulary's tokens, :func:`build_word_tokenizer`), and, in a
+    case-sensitive table, none of its case variants is a fallback character (that character keeps its own row).
+    """
+    state = json.loads(tokenizer.to_str())
+    vocab: dict[str, int] = state["model"]["vocab"]
+    longest = state["model"].get("max_input_chars_per_word", DEFAULT_MAX_WORD_CHARS)
+    targets, _ = token_targets(tokenizer)
+    lowercase = is_lowercase_tokenizer(tokenizer)
+    layout = fallback_layout(tokenizer, vocab)
+    fallback = set() if layout is None else {token for token, row in vocab.items() if row in layout.character_rows}
+    chosen: dict[str, None] = {}
+    for word in words:
+        if not isinstance(word, str) or word in chosen or len(word) > longest or split_words(word) != [word]:
+            continue
+        if word != unicodedata.normalize("NFC", word) or (lowercase and word != word.lower()):
+            continue
+        if word in vocab and targets[vocab[word]] != DROPPED:
+            continue
+        if is_spaceless_token(word) or any(is_spaceless_token(char) for char in word):
+            continue
+        if not lowercase and word == word.lower() and {word.capitalize(), word.upper()} & fallback:
+            continue
+        chosen[word] = None
+    return list(chosen)
+
+
+def add_words(tokenizer: Tokenizer, words: Sequence[str]) -> Tokenizer:
+    """The word tokenizer with rows for ``words`` right after its words, before its pieces and fallback rows.
+
+    The words keep their ids; the pieces, fallback rows, ``[UNK]`` and extra keys move up by ``len(words)`` (every
+    layout keeps the words first, so the others stay as they were). In a case-sensitive table a lowercase new word
+    also reads its capitalised and upper-case forms (as :func:`build_word_tokenizer` gives them). No continuation key
+    is added: every known word reads the row it read, and an unknown word reads what it read unless it starts with a
+    new word (its longest known prefix is then that word, as for any word of the table).
+
+    Args:
+        tokenizer: A word tokenizer (:func:`build_word_tokenizer`, with or without the piece and fallback layouts).
+        words: The new words, in row order; each must be one of :func:`addable_words`.
+
+    Raises:
+        ValueError: If a word is given twice or cannot be added (see :func:`addable_words`).
+    """
+    words = list(words)
+    if len(set(words)) != len(words):
+        raise ValueError("A new word is given twice.")
+    addable = set(addable_words(tokenizer, words))
+    refused = [word for word in words if word not in addable]
+    if refused:
+        raise ValueError(
+            f"{refused[0]!r} cannot be added to the table: it already reads a row, or is not one word as the table "
+            "splits and normalises text (see addable_words)."
+        )
+    state = json.loads(tokenizer.to_str())
+    vocab: dict[str, int] = state["model"]["vocab"]
+    unknown = vocab[UNKNOWN_TOKEN]
+    layout = fallback_layout(tokenizer, vocab)
+    pieces = piece_rows_of(tokenizer, vocab)
+    num_words = min(
+        unknown, layout.sentinel_row if layout is not None else unknown, pieces.start if pieces else unknown
+    )
+    new = set(words)
+    variants: dict[str, None] = {}
+    if not is_lowercase_tokenizer(tokenizer):
+        for word in words:
+            if word == word.lower():
+                for variant in (word.capitalize(), word.upper()):
+                    if variant not in vocab and variant not in new:
+                        variants[variant] = None
+    ordered = [token for token, _ in sorted(vocab.items(), key=lambda item: item[1])]
+    keys = [*ordered[:num_words], *words, *ordered[num_words : unknown + 1], *variants]
+    keys += [token for token in ordered[unknown + 1 :] if token not in new]
+    state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
     return Tokenizer.from_str(json.dumps(state))
 
 

@@ -16,6 +16,7 @@ from sentence_transformers.sentence_transformer.model_card import SentenceTransf
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.files import file_sha256, write_text_atomically
+from st_static.model.empty_text import with_empty_text_dense
 from st_static.model.inference import static_module
 from st_static.model.languages import has_spaceless_language, language_name
 from st_static.model.model2vec_config import model2vec_incompatibility, modules_incompatibility
@@ -38,6 +39,7 @@ from st_static.model_card.facts import (
     as_list,
     build_facts,
     code_fence,
+    data_files,
     display_path,
     format_number,
     inline_code,
@@ -145,6 +147,14 @@ class StaticModelCardData(SentenceTransformerModelCardData):
     def try_to_set_base_model(self) -> None:
         """The base model is the teacher, read from the metadata in :meth:`to_dict` (no Hub look-up)."""
 
+    def get_model_specific_metadata(self) -> dict[str, Any]:
+        """ST's facts of the model, its architecture as the folder holds it: with the empty text's ``Dense``, which a
+        save writes and ``load_model`` drops, so the build's card and ``st-static card`` describe the same folder."""
+        if self.model is None:
+            return super().get_model_specific_metadata()
+        with with_empty_text_dense(self.model):
+            return super().get_model_specific_metadata()
+
     def get_default_model_name(self) -> str:
         module = self._static_module()
         teacher = metadata_teacher(module.metadata)
@@ -193,9 +203,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "spaceless": has_spaceless_language(languages),
             "casing": TBD if self.preview else ("lowercased" if module.lowercase else "case-sensitive"),
             "vocab_size": vocab_size,
-            "corpora": [inline_code(display_path(path)) for path in as_list(metadata.corpus)]
-            + [f"{inline_code(display_path(path))} (parallel)" for path in as_list(metadata.parallel)]
-            + pair_source_notes(metadata),
+            "corpora": self._corpora(metadata),
             "stages": stage_descriptions(metadata),
             "stage_titles": [STAGE_TITLES.get(stage, stage) for stage in as_list(metadata.stages)],
             "training_rows": training_rows(metadata),
@@ -206,6 +214,7 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "evaluation_error": evaluation_error,
             "weights_sha256": file_sha256(weights) if weights is not None and weights.is_file() else None,
             "fallback_characters": None if module.fallback is None else format_number(len(module.fallback_characters)),
+            "piece_rows": format_number(module.num_piece_rows) if getattr(module, "num_piece_rows", 0) else None,
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
             or modules_incompatibility(self.model)
             or (
@@ -215,6 +224,18 @@ class StaticModelCardData(SentenceTransformerModelCardData):
                 else None
             ),
         }
+
+    @staticmethod
+    def _corpora(metadata: Any) -> list[str]:
+        """Each text file the build read, once: the corpus files (the metadata joins their names in one string, with
+        the pair files in a cross-lingual build), then the pair files marked as such, then how sources were chosen."""
+        parallel = as_list(metadata.parallel)
+        corpus = [path for path in data_files(metadata, extra_pairs=False) if path not in parallel]
+        return [
+            *(inline_code(display_path(path)) for path in corpus),
+            *(f"{inline_code(display_path(path))} (parallel)" for path in parallel),
+            *pair_source_notes(metadata),
+        ]
 
     # -------------------------------------------------------------------------------- rendering
     def to_dict(self) -> dict[str, Any]:

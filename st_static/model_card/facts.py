@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from st_static.losses.citation import WADA_2025_BIBTEX
-from st_static.model.metadata import EnsembleRecord, ModelMetadata, PCARecord, TrainingRecord
+from st_static.model.metadata import EnsembleRecord, ExtendRecord, ModelMetadata, PCARecord, TrainingRecord
 from st_static.teachers import LICENSE_NOTICES, describe_license, find_teacher, is_repo_id
 
 CARD_FILE_NAME = "README.md"
@@ -40,6 +40,7 @@ STAGE_TITLES = {
     "distillation": "Similarity distillation",
     "contrastive": "Bilingual contrastive learning",
     "ensemble": "Ensemble",
+    "extend": "Extend",
 }
 TRAINING_KEY_ORDER = ("loss", "steps", "batch_size", "learning_rate", "temperature", "best_validation_loss")
 
@@ -182,6 +183,7 @@ def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
             "embeddings of the corpus."
         ),
         "ensemble": _ensemble_phrase(metadata.ensemble or EnsembleRecord()),
+        "extend": _extend_phrase(metadata.extend or []),
         "contrastive": (
             f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
@@ -218,6 +220,20 @@ def _ensemble_phrase(ensemble: EnsembleRecord) -> str:
             "average of the members' cosines, and the model is a plain table that any sentence-transformers loads."
         )
     return text
+
+
+def _extend_phrase(records: list[ExtendRecord]) -> str:
+    """What ``st-static extend`` added: how many words, from which files, seen how often."""
+    parts = []
+    for record in records:
+        files = ", ".join(inline_code(name) for name in record.files or []) or "documents"
+        seen = f" (seen at least {format_number(record.min_count)} times)" if record.min_count else ""
+        parts.append(f"{format_number(record.words or 0)} words of {files}{seen}")
+    return (
+        f"Rows were added for words the table lacked: {'; '.join(parts) or 'none recorded'}. Each is the mean of the "
+        "teacher's token vectors of the word in those texts' sentences, mapped into the table by a linear map fitted "
+        "on the table's own words in the same sentences; every other row is unchanged."
+    )
 
 
 def _loss_phrase(training: TrainingRecord) -> str:

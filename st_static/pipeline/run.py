@@ -49,6 +49,7 @@ from st_static.extraction.stages import (
     run_completion,
     run_extraction,
     run_fallback,
+    run_pieces,
     run_reduction,
 )
 from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer, teacher_precision
@@ -108,7 +109,11 @@ class _Stages:
 
 COMPLETION_FIELDS = ("complete_words", "complete_spaceless")  # keyed by the completion stage, not the extraction
 LONG_TEXT_FIELDS = ("long_texts", "long_text_sentences")  # keyed by the long-texts stage
-FALLBACK_FIELDS = ("fallback_rows",)  # a step after the refinement: keys its own folder only
+FALLBACK_FIELDS = (
+    "fallback_rows",
+    "piece_rows",
+    "storage",
+)  # steps after the refinement: each keys its own folder only
 
 
 def run_pipeline(
@@ -162,7 +167,8 @@ def run_pipeline(
     stages.finished("extraction", started, extraction.model_path)
 
     if _completes(settings):
-        extraction_key = stage_key(extraction_key, "completion", completion_settings)
+        completion_version = {"digit_placeholders": "left out"}  # wordfreq's a00, m000 (since 2026-11-27)
+        extraction_key = stage_key(extraction_key, "completion", completion_settings, completion_version)
         completion_path = work_dir / f"completion-{extraction_key}"
         started = time.perf_counter()
         if is_first_process():  # one process completes; the others wait and read its folder
@@ -219,6 +225,25 @@ def run_pipeline(
         refined = load_model(fallback_path / "model")
         refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
         stages.finished("fallback", started, refined)
+    else:
+        fallback_path = None
+    if settings.extraction.piece_rows:  # unknown words read subword pieces (st_static.extraction.pieces)
+        started = time.perf_counter()
+        source = refined_path if fallback_path is None else fallback_path / "model"
+        pieces_key = stage_key(refinement_key, "pieces", pieces_version(), settings.extraction.fallback_rows)
+        pieces_path = work_dir / f"pieces-{pieces_key}"
+        if is_first_process():
+            run_pieces(source, pieces_path, settings.extraction)
+        barrier()
+        refined = load_model(pieces_path / "model")
+        refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
+        stages.finished("pieces", started, refined)
+    if settings.extraction.storage != "float32":  # the stored table: one row per row, float16 by default
+        from st_static.compression.quantization import quantize
+
+        started = time.perf_counter()
+        refined = quantize(refined, settings.extraction.storage)
+        stages.finished(f"storage ({settings.extraction.storage})", started, refined)
     training = json.loads((refined_path / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
     logger.info("Stages done in %.0f s (peak memory %.0f MiB).", sum(stages.seconds.values()), peak_memory_mib())
     return PipelineResult(
@@ -233,6 +258,13 @@ def run_pipeline(
             **({"completion": extraction.stats["completion"]} if "completion" in extraction.stats else {}),
         },
     )
+
+
+def pieces_version() -> dict[str, float]:
+    """What keys the pieces step besides the table: the constants of the fit."""
+    from st_static.extraction.pieces import MAX_PIECE_CHARS, RIDGE
+
+    return {"ridge": RIDGE, "max_piece_chars": MAX_PIECE_CHARS}
 
 
 def fallback_version() -> dict[str, float]:
