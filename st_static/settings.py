@@ -26,6 +26,22 @@ class SettingsError(StStaticError, ValueError):
     """A setting has a value it cannot take."""
 
 
+def check_device(device: str | None) -> None:
+    """Refuse a ``device`` that torch cannot parse (``None``: the best available, always accepted).
+
+    Raises:
+        SettingsError: Naming the device.
+    """
+    if device is None:
+        return
+    import torch
+
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise SettingsError(f"device {device!r} is not a torch device ({error}).") from None
+
+
 def setting(default: Any = MISSING, help: str = "", *, factory: Any = MISSING, cli: str = "") -> Any:
     """A settings field: its default, its help text and (``cli``) how the command line writes it.
 
@@ -344,13 +360,7 @@ class BuildSettings:
                 f"pca_sample_size {self.extraction.pca_sample_size} is below --dim {dim}: a PCA to {dim} dimensions "
                 "needs at least as many sentences."
             )
-        if self.device is not None:
-            import torch
-
-            try:
-                torch.device(self.device)
-            except RuntimeError as error:
-                raise SettingsError(f"device {self.device!r} is not a torch device ({error}).") from None
+        check_device(self.device)
 
     @property
     def crosslingual(self) -> bool:

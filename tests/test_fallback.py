@@ -175,7 +175,8 @@ def test_every_path_gives_the_fallback_texts_unit_vectors(fallback_model, tmp_pa
     assert types == ["StaticEmbedding", "Dense", "Normalize"]
     texts = [*FALLBACK_TEXTS, "the cat sat", "Hello, world!"]
     loaded = st_static.load_model(folder)
-    assert len(loaded) == 2 and isinstance(loaded[0], st_static.StaticWordAverage) and isinstance(loaded[1], Normalize)
+    assert isinstance(loaded[0], st_static.StaticWordAverage) and isinstance(loaded[2], Normalize)
+    assert is_empty_text_dense(loaded[1]) and not any(parameter.requires_grad for parameter in loaded[1].parameters())
     bare = SentenceTransformer(str(folder), device="cpu")
     assert is_empty_text_dense(bare[1])
     fast = st_static.encode(fallback_model, texts)
@@ -219,6 +220,12 @@ def test_the_empty_text_dense_is_checked_on_load(fallback_model, tmp_path):
     assert float(weights[bias_key].norm()) == pytest.approx(EMPTY_TEXT_BIAS_NORM, rel=1e-3)
     weights[bias_key] = -weights[bias_key]
     save_file(weights, str(weights_path))
+    with pytest.raises(ModelFolderError, match=r"1_Dense/model\.safetensors has changed"):
+        st_static.load_model(tmp_path / "model")
+    config_path = tmp_path / "model" / "st_static_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["files"] = {name: digest for name, digest in config["files"].items() if "/" not in name}
+    config_path.write_text(json.dumps(config), encoding="utf-8")  # as saved before module files were hashed
     with pytest.raises(ModelFolderError, match="empty-text row"):
         st_static.load_model(tmp_path / "model")
 

@@ -66,10 +66,15 @@ def sha256(path: Path) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ file hashes
-def test_save_records_the_sha256_of_the_tokenizer_and_the_table(folder):
-    assert read_json(folder / "st_static_config.json")["files"] == {
+def test_save_records_the_sha256_of_the_tokenizer_the_table_and_the_module_files(folder):
+    modules = [entry["path"] for entry in read_json(folder / "modules.json")[1:]]
+    module_files = {
+        f"{module}/{entry.name}": sha256(entry) for module in modules for entry in (folder / module).iterdir()
+    }
+    assert module_files and read_json(folder / "st_static_config.json")["files"] == {
         "model.safetensors": sha256(folder / "model.safetensors"),
         "tokenizer.json": sha256(folder / "tokenizer.json"),
+        **module_files,
     }
 
 

@@ -6,14 +6,17 @@ Heavy libraries (torch, sentence-transformers) are imported inside the commands,
 
 A command stopped by Ctrl-C or SIGTERM (a scheduler's kill, ``timeout``, ``docker stop``) unwinds like an error, so
 staged folders and temporary files are removed and locks released, then prints one line saying so and exits with
-128 + the signal number (130, 143). The SIGTERM handler is installed when the command line runs, never on import.
+128 + the signal number (130, 143). The SIGTERM handler is installed when the command line runs, never on import;
+a SIGTERM that arrives while a module is being imported stops the command once the import is done.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from types import FrameType
 from typing import Annotated, Any, TypeVar
@@ -27,8 +30,27 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` so that the same clean-up runs."""
 
 
+_IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+_RETRY_SECONDS = 0.05
+
+
 def _raise_terminated(signal_number: int, frame: FrameType | None) -> None:
+    """Raise :class:`Terminated`, except inside an import: a module stopped halfway (numpy's, torch's) breaks the
+    clean-up that follows, so the signal is sent again a moment later until the import is done."""
+    if _inside_import(frame):
+        timer = threading.Timer(_RETRY_SECONDS, os.kill, (os.getpid(), signal_number))
+        timer.daemon = True
+        timer.start()
+        return
     raise Terminated(signal_number)
+
+
+def _inside_import(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename in _IMPORT_MACHINERY:
+            return True
+        frame = frame.f_back
+    return False
 
 
 class CommandLine(typer.Typer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -39,6 +40,8 @@ def card(
     if output is not None:  # before any work: the card reads the folder's files and --speed-corpus
         read = [*model_folder_inputs(folder), folder / EVALUATION_FILE_NAME, speed_corpus]
         check_file_destination(output, inputs=read, what="--output file")
+    if teacher_speed is not None and not (math.isfinite(teacher_speed) and teacher_speed > 0):
+        raise fail(f"--teacher-speed must be a positive number of sentences/s, got {teacher_speed}.")
     if speed_corpus is not None:
         _measure_and_record_speed(folder, speed_corpus, speed_sentences, teacher_speed)
     readme = write_model_card(load_model(folder), folder, model_id=model_id, build_command=build_command, output=output)

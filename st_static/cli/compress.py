@@ -103,12 +103,15 @@ def compress(
     check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     norm_texts = _first_lines(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
     try:
+        ranking = read_frequencies(frequencies) if frequencies is not None else None
+    except ValueError as error:
+        raise fail(str(error)) from error
+    try:
         loaded = [load_model(name) for name in models]
         model = ensemble(loaded, weight) if len(loaded) > 1 else loaded[0]
         if norm_texts is not None:
             model = fold_block_normalization(model, norm_texts)
         if vocab_size is not None:
-            ranking = read_frequencies(frequencies) if frequencies is not None else None
             model = prune_vocabulary(model, vocab_size, ranking)
         if dim is not None:
             model = truncate_dimensions(model, dim)
@@ -121,7 +124,8 @@ def compress(
     module = model[0]
     is_ensemble = any(isinstance(later, BlockNormalize) for later in model)
     typer.echo(f"wrote {destination}")
-    typer.echo(f"  words: {module.num_words}, dimensions: {module.embedding_dim}, storage: {storage}")
+    words = getattr(module, "num_vocabulary_words", module.num_words)  # without the fallback rows
+    typer.echo(f"  words: {words}, dimensions: {module.embedding_dim}, storage: {storage}")
     size_line = f"  size on disk: {_megabytes(folder_size(destination))}"
     if inputs:
         size_line += f" (input: {_megabytes(inputs)})"

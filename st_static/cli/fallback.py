@@ -34,7 +34,9 @@ def fallback(
     from st_static.extraction.fallback import add_fallback_rows
     from st_static.files import check_destination
     from st_static.model.save_load import LOADED_FROM_ATTRIBUTE, holds_st_static_output, load_model, save_model
+    from st_static.settings import check_device
 
+    check_device(device)
     in_place = Path(model).is_dir() and Path(model).resolve() == output.expanduser().resolve()
     inputs = [] if in_place or not Path(model).exists() else [model]
     if teacher is not None and Path(teacher).exists():

@@ -10,7 +10,7 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
-from st_static.model.empty_text import is_empty_text_dense
+from st_static.model.empty_text import attach_empty_text_dense, is_empty_text_dense
 from st_static.model.static_word_average import StaticWordAverage
 
 logger = logging.getLogger(__name__)
@@ -33,8 +33,8 @@ def float_pipeline(model: SentenceTransformer) -> tuple[StaticWordAverage, list[
 
     Linear ``Dense`` layers directly after the table (the column scale of the int8-column format, or any other
     bias-free linear map) are folded into the table: the mean of rows followed by a matrix product equals the
-    mean of the transformed rows. The empty text's ``Dense`` (:mod:`st_static.model.empty_text`) is left out: a save
-    adds it again. Compressed tables come back dequantised.
+    mean of the transformed rows. The empty text's ``Dense`` (:mod:`st_static.model.empty_text`) is left out:
+    :func:`rebuild` adds a fresh one. Compressed tables come back dequantised (``metadata.quantization`` cleared).
 
     Args:
         model: A ``SentenceTransformer`` whose first module is a static embedding.
@@ -57,7 +57,7 @@ def float_pipeline(model: SentenceTransformer) -> tuple[StaticWordAverage, list[
     else:
         module = StaticWordAverage.from_static_embedding(first)
     module.metadata.quantization = None  # a float32 table now: a save must not call it compressed
-    rest = [later for later in modules[1:] if not is_empty_text_dense(later)]  # a save adds it back
+    rest = [later for later in modules[1:] if not is_empty_text_dense(later)]  # rebuild adds it back
     table = module.word_vectors.detach()
     folded = 0
     while rest and is_linear_dense(rest[0]):
@@ -70,8 +70,9 @@ def float_pipeline(model: SentenceTransformer) -> tuple[StaticWordAverage, list[
 
 
 def rebuild(model: SentenceTransformer, modules: list[nn.Module]) -> SentenceTransformer:
-    """A new ``SentenceTransformer`` made of ``modules``, keeping ``model``'s prompts and similarity settings."""
-    return SentenceTransformer(
+    """A new ``SentenceTransformer`` made of ``modules``, keeping ``model``'s prompts and similarity settings, with
+    the empty text's ``Dense`` where the table needs one (:mod:`st_static.model.empty_text`)."""
+    rebuilt = SentenceTransformer(
         modules=modules,
         device=str(model.device),
         prompts=dict(model.prompts),
@@ -79,6 +80,7 @@ def rebuild(model: SentenceTransformer, modules: list[nn.Module]) -> SentenceTra
         similarity_fn_name=model.similarity_fn_name,
         truncate_dim=model.truncate_dim,
     )
+    return attach_empty_text_dense(rebuilt)
 
 
 def to_float32(model: SentenceTransformer) -> SentenceTransformer:

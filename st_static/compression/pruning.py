@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,23 +48,35 @@ def read_frequencies(path: str | os.PathLike[str]) -> dict[str, float] | list[st
     """Read a frequency file: ``word<TAB>count`` lines, or one word per line, most frequent first.
 
     Raises:
-        ValueError: If a count is not a number, or the file mixes the two forms or is empty.
+        ValueError: Naming the file: if it cannot be read or is not UTF-8, a count is not a finite number, or the
+            file mixes the two forms or is empty.
     """
     counts: dict[str, float] = {}
     ranked: list[str] = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                continue
-            if "\t" in line:
-                word, _, count = line.partition("\t")
-                try:
-                    counts[word] = float(count)
-                except ValueError as error:
-                    raise ValueError(f"{path}:{line_number}: count {count!r} is not a number.") from error
-            else:
-                ranked.append(line.strip())
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: the frequency file does not exist.") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: the frequency file is not UTF-8 text (byte {error.start}: {error.reason})."
+        ) from None
+    except OSError as error:
+        raise ValueError(f"{path}: the frequency file cannot be read ({error.strerror or error}).") from None
+    for line_number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if "\t" in line:
+            word, _, count = line.partition("\t")
+            try:
+                value = float(count)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise ValueError(f"{path}:{line_number}: count {count!r} is not a finite number.")
+            counts[word] = value
+        else:
+            ranked.append(line.strip())
     if counts and ranked:
         raise ValueError(f"{path}: mixes 'word<TAB>count' lines with bare words; use one form.")
     if not counts and not ranked:

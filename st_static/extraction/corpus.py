@@ -209,43 +209,49 @@ def _json_records(path: Path) -> str | None:
     return None
 
 
-def check_corpus_source(source: CorpusSource) -> None:
+def check_corpus_source(source: CorpusSource, kind: str = "Corpus file") -> None:
     """Fail early (before loading a teacher) when a corpus path is missing, empty, UTF-16, JSON or has CR-only line
-    endings, or a corpus given in memory cannot be read twice (a generator)."""
+    endings, or a corpus given in memory cannot be read twice (a generator). Messages call a file ``kind``."""
     if isinstance(source, CorpusFiles):
         for path in source.paths:
-            check_corpus_source(path)
+            check_corpus_source(path, kind)
     elif isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.exists():
-            raise CorpusError(f"Corpus file {path} does not exist.")
+            raise CorpusError(f"{kind} {path} does not exist.")
         if not path.is_file():
-            raise CorpusError(f"Corpus path {path} is not a file (expected one sentence per line).")
+            raise CorpusError(f"{kind.rsplit(' ', 1)[0]} path {path} is not a file (expected one sentence per line).")
         if path.stat().st_size == 0:
-            raise CorpusError(f"Corpus file {path} is empty.")
+            raise CorpusError(f"{kind} {path} is empty.")
         if not os.access(path, os.R_OK):
-            raise CorpusError(f"Corpus file {path} is not readable (permission denied).")
+            raise CorpusError(f"{kind} {path} is not readable (permission denied).")
         if _utf16_bom(path):
             raise CorpusError(
-                f"Corpus file {path} looks like UTF-16; convert it to UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)."
+                f"{kind} {path} looks like UTF-16; convert it to UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)."
             )
         if _cr_line_endings(path):
             raise CorpusError(
-                f"Corpus file {path} ends its lines with CR (\\r) alone, not LF (\\n): it would read as one line. "
+                f"{kind} {path} ends its lines with CR (\\r) alone, not LF (\\n): it would read as one line. "
                 "Convert its line endings first (e.g. tr '\\r' '\\n' < OLD > NEW, or mac2unix FILE)."
             )
         records = _json_records(path)
         if records is not None:
             raise CorpusError(
-                f"Corpus file {path} holds {records}, not plain text: a corpus file has one sentence per line. "
+                f"{kind} {path} holds {records}, not plain text: a corpus file has one sentence per line. "
                 "Write the sentences one per line (e.g. with jq -r), or pass st_static.distill a list of str or a "
                 "dataset with a 'text' column."
             )
     elif isinstance(source, Iterator):
         raise CorpusError("The corpus is read more than once: give a list, a dataset or a file, not a generator.")
+    elif not isinstance(source, Iterable) or isinstance(source, bytes | dict):
+        raise CorpusError(
+            f"The corpus must be a file path, a list of str or a datasets.Dataset, got {type(source).__name__}."
+        )
 
 
-def check_corpus(source: CorpusSource, name: str = "corpus", min_sentences: int = MIN_CORPUS_SENTENCES) -> CorpusReport:
+def check_corpus(
+    source: CorpusSource, name: str = "corpus", min_sentences: int = MIN_CORPUS_SENTENCES, kind: str = "Corpus file"
+) -> CorpusReport:
     """Read the corpus once before any heavy work: count its sentences and lines that are not UTF-8.
 
     Args:
@@ -253,15 +259,17 @@ def check_corpus(source: CorpusSource, name: str = "corpus", min_sentences: int 
         name: How messages name it.
         min_sentences: The fewest sentences it may have; below :data:`MIN_CORPUS_SENTENCES` (a file read
             for another purpose than the vocabulary) a small file is not warned about.
+        kind: What messages call a file (``"Corpus file"``, ``"Translation-pair file"``, ...).
 
     Raises:
         CorpusError: If it is missing, empty, UTF-16, mostly not UTF-8, or has fewer than ``min_sentences``
             sentences.
     """
-    check_corpus_source(source)
+    check_corpus_source(source, kind)
     skipped = [0]
     lines = 0
     sentences = 0
+    carriage_returns = 0
     if isinstance(source, CorpusFiles):  # each file readable and not empty; the sizes add up
         reports = [check_corpus(path, name=path.name, min_sentences=1) for path in source.paths]
         sentences = sum(report.sentences for report in reports)
@@ -271,6 +279,15 @@ def check_corpus(source: CorpusSource, name: str = "corpus", min_sentences: int 
         for line in _file_lines(Path(source), skipped):
             lines += 1
             sentences += bool(line.strip())
+            carriage_returns += "\r" in line.rstrip("\n").rstrip("\r")
+        if carriage_returns:
+            logger.warning(
+                "%s: %d line%s CR (\\r) inside: part of the file ends its lines with CR alone, and each such run "
+                "of texts is read as one line. Convert its line endings first (e.g. tr '\\r' '\\n' < OLD > NEW).",
+                name,
+                carriage_returns,
+                " holds" if carriage_returns == 1 else "s hold",
+            )
     else:
         sentences = sum(1 for _ in iter_sentences(source))
     total = lines + skipped[0]
@@ -310,7 +327,7 @@ def check_pair_file(path: str | os.PathLike[str], name: str) -> None:
         DataFormatError: If it has no rows, a row of one field, or a line that is not UTF-8.
     """
     try:
-        check_corpus(path, name=str(path), min_sentences=1)
+        check_corpus(path, name=str(path), min_sentences=1, kind="Translation-pair file")
         read_translation_pairs(path)
     except (CorpusError, DataFormatError) as error:
         raise type(error)(f"{name}: {error}") from None

@@ -40,6 +40,7 @@ from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
 from st_static.compression.model_parts import float_pipeline, rebuild
+from st_static.errors import StStaticError
 from st_static.extraction.ridge import RidgeMap
 from st_static.model.metadata import FallbackRecord
 from st_static.model.static_word_average import StaticWordAverage
@@ -50,6 +51,7 @@ from st_static.model.tokenization import (
     remove_fallback_layout,
     token_targets,
 )
+from st_static.settings import check_device
 from st_static.teachers import TeacherError, strip_subword_markers
 from st_static.tensors import to_numpy
 
@@ -175,6 +177,37 @@ def fallback_rows(
     return np.concatenate(rows).astype(np.float32), report
 
 
+class FallbackRowsError(StStaticError, ValueError):
+    """The model cannot take fallback rows as it is (an unfolded ensemble whose members know different words)."""
+
+
+def check_takes_fallback_rows(module: StaticWordAverage, rest: list[torch.nn.Module]) -> None:
+    """Refuse an unfolded ensemble in which a member lacks some of the table's words.
+
+    Its ``BlockNormalize`` scales each member's block to unit length, so the tiny fallback rows would give a member
+    that knows none of a text's words a vector at full weight (a text keeps its own vector only if every member
+    knows one of its words). A folded ensemble (a plain table ending with ``Normalize``) takes them.
+
+    Raises:
+        FallbackRowsError: Naming the number of words a member lacks and the fix (fold the ensemble first).
+    """
+    block_dims = next((getattr(later, "block_dims", None) for later in rest if hasattr(later, "block_dims")), None)
+    if block_dims is None:
+        return
+    words = module.word_vectors.detach()[: module.num_vocabulary_words].float().cpu()
+    lacking = torch.zeros(words.shape[0], dtype=torch.bool)
+    for block in torch.split(words, list(block_dims), dim=1):
+        lacking |= block.abs().sum(dim=1) == 0
+    if bool(lacking.any()):
+        raise FallbackRowsError(
+            f"fallback rows on an unfolded ensemble whose members know different words ({int(lacking.sum())} of "
+            f"{len(words)} words are unknown to a member) would move texts with a known word: BlockNormalize gives "
+            "a member that knows none of a text's words its fallback vector at full weight. Fold the ensemble first "
+            "(st-static compress MEMBER... --fold-norms CORPUS, or st_static.compression.fold_block_normalization), "
+            "then add fallback rows to the folded one."
+        )
+
+
 def add_fallback_rows(
     model: SentenceTransformer,
     teacher: SentenceTransformer | str | os.PathLike[str] | None = None,
@@ -204,8 +237,16 @@ def add_fallback_rows(
 
     Raises:
         TeacherError: If no teacher is given and the table records none, or the teacher cannot be loaded.
+        SettingsError: If ``device`` is not a torch device.
+        FallbackRowsError: For an unfolded ensemble whose members know different words
+            (:func:`check_takes_fallback_rows`).
     """
+    check_device(device)
+    storage = getattr(getattr(model[0], "metadata", None), "quantization", None) if len(model) else None
     module, rest = float_pipeline(model)
+    if storage not in (None, "float32"):
+        logger.warning("The %s table comes back float32 with its fallback rows; quantise it again.", storage)
+    check_takes_fallback_rows(module, rest)
     if not isinstance(teacher, SentenceTransformer):
         teacher = _load_recorded_teacher(teacher, module, device)
     teacher_tokenizer: Tokenizer = teacher[0].tokenizer._tokenizer

@@ -81,6 +81,16 @@ def check_tokenizer_size(name: object | None, tokenizer_size: int, embedding_row
         )
 
 
+def _first_module_type(path: str) -> str:
+    """The class ``modules.json`` names first in the local folder ``path`` (``""`` when there is none)."""
+    try:
+        with open(os.path.join(path, "modules.json"), encoding="utf-8") as handle:
+            modules = json.load(handle)
+        return str(modules[0].get("type", "")) if isinstance(modules, list) and isinstance(modules[0], dict) else ""
+    except (OSError, ValueError, TypeError, IndexError, RecursionError):
+        return ""
+
+
 def _transformer_config(path: str) -> dict[str, Any] | None:
     """The teacher transformer's ``config.json`` (local folder, or the Hugging Face cache), or ``None``."""
     from huggingface_hub import try_to_load_from_cache
@@ -116,13 +126,21 @@ def check_model_type(name: object, path: str) -> None:
     does not recognize this architecture"), and only after the build has read and selected its corpus.
 
     Raises:
-        TeacherError: If the teacher's ``config.json`` names a model type transformers lacks (and no remote code).
+        TeacherError: If the teacher's ``config.json`` names a model type transformers lacks (and no remote code),
+            or the teacher is a static model (model2vec's or sentence-transformers' ``StaticEmbedding``).
     """
     import transformers
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
     config = _transformer_config(path)
     model_type = config.get("model_type") if config else None
+    if model_type == "model2vec" or _first_module_type(path).endswith("StaticEmbedding"):
+        raise TeacherError(
+            f"The teacher {name} is a static model (a table of word or token vectors), not a transformer teacher: "
+            "st-static distils a Sentence Transformer with a transformer (e.g. "
+            "sentence-transformers/all-MiniLM-L6-v2) into a table. To change a static model, use st-static "
+            "compress, fallback or st_static.training.refine."
+        )
     if not isinstance(model_type, str) or model_type in CONFIG_MAPPING_NAMES or "auto_map" in (config or {}):
         return
     release = MODEL_TYPE_RELEASES.get(model_type)

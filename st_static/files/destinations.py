@@ -105,6 +105,29 @@ def _check_parent(given: Path, target: Path, what: str) -> None:
         )
 
 
+TEMPORARY_NAME_BYTES = 40
+"""How much longer than an output's name the temporary names written next to it get (``.NAME.tmp-PID-ID``, a build's
+``NAME.work`` and its staging name), with room to spare."""
+
+
+def _check_name_length(given: Path, target: Path, what: str) -> None:
+    """Refuse a name that is legal but too long for the temporary names written next to it."""
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    try:
+        limit = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    length = len(os.fsencode(target.name))
+    if length + TEMPORARY_NAME_BYTES > limit:
+        raise UnsafeDestinationError(
+            f"Cannot write the {what} {given}: its name is {length} bytes long, and st-static writes it through "
+            f"temporary names up to {TEMPORARY_NAME_BYTES} bytes longer, while names in {parent} are at most "
+            f"{limit} bytes. Choose a name of at most {limit - TEMPORARY_NAME_BYTES} bytes."
+        )
+
+
 def check_destination(
     destination: PathLike | None,
     *,
@@ -120,7 +143,8 @@ def check_destination(
     device, pipe or socket), a symbolic link, the current folder, the home folder or a folder above either, a
     folder of the system or of other programs (``/etc``, ``/usr``, ``~/.cache``, Python's prefix, ...), a folder
     that contains one of ``inputs`` (the corpus, the teacher, the models being read, ...) or lies inside an
-    input folder, and a path whose folder cannot be written (a missing parent is created later).
+    input folder, a path whose folder cannot be written (a missing parent is created later), and a name too long
+    for the temporary names written next to it (:data:`TEMPORARY_NAME_BYTES` more than the file system allows).
 
     Raises:
         UnsafeDestinationError: Saying why and what to do instead.
@@ -146,6 +170,7 @@ def check_destination(
         raise UnsafeDestinationError(f"{given} is {kind}, not a folder; give a new folder for the {what}.")
     _check_inputs(given, target, inputs, what, folder=True)
     _check_parent(given, target, what)
+    _check_name_length(given, target, what)
     if target.is_dir() and any(target.iterdir()):
         if replaceable is not None and replaceable(target):
             return target
@@ -165,8 +190,9 @@ def check_file_destination(
 
     Call it before any work, so that a bad path fails at once instead of after the work. Never allowed: an empty
     path, a symbolic link, a folder, a device, pipe or socket, one of ``inputs`` (the files the run reads; an input
-    folder protects everything inside it), and a path whose folder cannot be written. A missing parent folder is
-    allowed (the writer creates it) when the nearest existing folder above it is writable.
+    folder protects everything inside it), a path whose folder cannot be written, and a name too long for the
+    temporary names written next to it. A missing parent folder is allowed (the writer creates it) when the nearest
+    existing folder above it is writable.
 
     Raises:
         UnsafeDestinationError: Saying why and what to do instead.
@@ -184,4 +210,5 @@ def check_file_destination(
         raise UnsafeDestinationError(f"{given} is {kind}, not a regular file; give the path of a regular file.")
     _check_inputs(given, target, inputs, what, folder=False)
     _check_parent(given, target, what)
+    _check_name_length(given, target, what)
     return target

@@ -185,10 +185,7 @@ def _check_staged(folder: Path, staged: Path, plan: UploadPlan, repo_id: str | N
         elif not np.isfinite(bare.embeddings).all():
             problems.append("a bare SentenceTransformer gives NaN or infinite values: re-build the model")
         elif not np.allclose(bare.embeddings, expected, atol=1e-5):
-            problems.append(
-                "a bare SentenceTransformer gives other vectors than st-static (is Normalize missing from the "
-                "pipeline?): re-save the model with st_static.save_model"
-            )
+            problems.append(_bare_difference(bare.embeddings, expected, module))
     if problems:
         raise PushRefusedError(folder, problems)
     return FolderReport(
@@ -199,6 +196,27 @@ def _check_staged(folder: Path, staged: Path, plan: UploadPlan, repo_id: str | N
         uploaded=plan.files,
         skipped=plan.skipped,
         verified_files=tuple(sorted(_recorded_files(staged))),
+    )
+
+
+def _bare_difference(bare: np.ndarray, expected: np.ndarray, module: StaticWordAverage) -> str:
+    """What a bare load's vectors that differ from st-static's say about the folder."""
+    differing = [
+        text
+        for text, got, wanted in zip(CHECK_SENTENCES, bare, expected, strict=True)
+        if not np.allclose(got, wanted, atol=1e-5)
+    ]
+    if differing == [""] and module.fallback is not None:
+        return (
+            "the empty text's Dense module is missing from modules.json (the model was saved by save_pretrained of a "
+            'model st-static did not return), so a bare SentenceTransformer gives "" the zero vector: re-save the '
+            "model with st_static.save_model"
+        )
+    shown = ", ".join(repr(text) for text in differing[:3])
+    return (
+        f"a bare SentenceTransformer gives other vectors than st-static (for {shown}): the modules after the table "
+        "are not the ones st-static saves (Normalize, and the empty text's Dense before it with fallback rows); "
+        "re-save the model with st_static.save_model"
     )
 
 

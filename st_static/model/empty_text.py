@@ -10,15 +10,23 @@ st-static gives it (:class:`~st_static.model.word_rows.WordRows` gives the empty
 mean is at least the empty-text row over its token count, orders of magnitude larger and (for a text with nothing
 but the sentinel) parallel to the bias, so its direction does not change beyond float rounding.
 
-st-static adds the module when it saves (:func:`with_empty_text_dense`) and drops it when it loads
-(:func:`drop_empty_text_dense`): in memory, :class:`~st_static.model.static_word_average.StaticWordAverage` handles
-the empty text itself. model2vec reads the table only, so it gives ``""`` the zero vector (and every other text
-the same vector as st-static).
+In memory the module is an :class:`EmptyTextDense`: the same ``Dense`` (recorded in ``modules.json`` under
+sentence-transformers' ``Dense`` name, so a bare load needs no st-static) whose matrix and bias are buffers, so no
+optimiser trains it (the sentence-transformers trainer, st-static's, or one given every tensor of the model).
+st-static puts one into every model it returns that needs one (:func:`attach_empty_text_dense`: a load, a build, new
+fallback rows, a compression), so sentence-transformers' own ``save_pretrained`` writes it as well, and every
+st-static save writes a fresh one (:func:`with_empty_text_dense`). ``StaticWordAverage`` gives the empty text its
+row itself, so the module changes no vector in memory beyond float rounding. A load checks the saved one
+(:func:`restore_empty_text_dense`): one that a fine-tune of a bare load trained (sentence-transformers builds a
+trainable ``Dense`` from the folder, which st-static cannot freeze) is folded into the table, whose rows then give
+the fine-tuned vectors; a folder without one gets it back with a warning. model2vec reads the table only, so it
+gives ``""`` the zero vector (and every other text the same vector as st-static).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 
 import torch
@@ -28,14 +36,57 @@ from torch import nn
 
 from st_static.errors import ModelFolderError
 
+logger = logging.getLogger(__name__)
+
 EMPTY_TEXT_BIAS_NORM = 1e-10
 """The bias's norm: above ``Normalize``'s epsilon (1e-12), far below any text's mean."""
 _LARGEST_BIAS_NORM = 1e-6
 _SAME_DIRECTION = 0.999
 
 
+class _FixedLinear(nn.Module):
+    """``nn.Linear``'s computation and state-dict keys (``weight``, ``bias``) with both tensors as buffers."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("weight", weight.detach().clone())
+        self.register_buffer("bias", bias.detach().clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(x, self.weight, self.bias)
+
+
+class EmptyTextDense(Dense):
+    """The empty text's ``Dense`` as st-static holds it in memory: the identity plus ``bias``, never trained.
+
+    It saves exactly a ``Dense``'s files and is recorded under ``Dense``'s name (a bare ``SentenceTransformer``
+    builds a plain ``Dense`` from them); its matrix and bias are buffers, not parameters, so no optimiser reaches
+    them, and ``requires_grad_`` cannot make them trainable.
+
+    Args:
+        bias: The bias, of norm :data:`EMPTY_TEXT_BIAS_NORM`, along the empty-text row.
+    """
+
+    def __init__(self, bias: torch.Tensor) -> None:
+        dim = int(bias.shape[0])
+        super().__init__(dim, dim, bias=True, activation_function=nn.Identity())
+        weight = torch.eye(dim, dtype=bias.dtype, device=bias.device)
+        self.linear = _FixedLinear(weight, bias)
+
+    def _get_name(self) -> str:
+        return "EmptyTextDense"
+
+
+# Recorded in modules.json as sentence-transformers' Dense (it writes exactly Dense's files): see StaticWordAverage.
+EmptyTextDense.__module__ = Dense.__module__
+EmptyTextDense.__name__ = Dense.__name__
+
+
 def is_empty_text_dense(module: nn.Module) -> bool:
-    """Whether ``module`` is the empty text's ``Dense``: the identity matrix plus a tiny bias, no activation."""
+    """Whether ``module`` is the empty text's ``Dense``: an :class:`EmptyTextDense` (whatever dtype a model cast moved
+    it to: a float16 copy rounds the bias to zero), or the identity matrix plus a tiny bias, no activation."""
+    if isinstance(module, EmptyTextDense):
+        return True
     if not (
         isinstance(module, Dense)
         and module.bias
@@ -64,7 +115,7 @@ def is_empty_text_dense_config(config: object) -> bool:
     )
 
 
-def empty_text_dense(model: SentenceTransformer) -> Dense | None:
+def empty_text_dense(model: SentenceTransformer) -> EmptyTextDense | None:
     """The empty text's ``Dense`` for ``model``, or ``None`` when it needs none.
 
     A model needs it when its table has fallback rows and a bare ``SentenceTransformer`` can load it: the table,
@@ -85,15 +136,7 @@ def empty_text_dense(model: SentenceTransformer) -> Dense | None:
     norm = float(torch.linalg.vector_norm(row))
     if norm == 0.0:
         return None
-    dim = row.shape[0]
-    return Dense(
-        dim,
-        dim,
-        bias=True,
-        activation_function=nn.Identity(),
-        init_weight=torch.eye(dim),
-        init_bias=row * (EMPTY_TEXT_BIAS_NORM / norm),
-    ).to(first.embedding.weight.device)
+    return EmptyTextDense(row * (EMPTY_TEXT_BIAS_NORM / norm)).to(first.embedding.weight.device)
 
 
 def _is_linear(module: nn.Module) -> bool:
@@ -135,19 +178,46 @@ def _free_name(modules: list[str], name: str) -> str:
     return f"{name}{index or ''}"
 
 
-def drop_empty_text_dense(model: SentenceTransformer, name: str) -> None:
-    """Remove the empty text's ``Dense`` from a loaded model whose table has fallback rows (st-static gives the
-    empty text its row itself); a model without fallback rows keeps any it has.
+def attach_empty_text_dense(model: SentenceTransformer) -> SentenceTransformer:
+    """Give ``model`` a fresh :class:`EmptyTextDense` before its final ``Normalize`` where it needs one (instead of
+    any it had), so that any save of it, sentence-transformers' own included, writes the module; return ``model``."""
+    dense = empty_text_dense(model)
+    held = [name for name, module in model._modules.items() if is_empty_text_dense(module)]
+    names = [name for name in model._modules if name not in held]
+    modules = {name: model._modules[name] for name in names}
+    if dense is not None:
+        modules = {name: modules[name] for name in names[:-1]}
+        modules[held[0] if held else _free_name(names, "empty_text")] = dense
+        modules[names[-1]] = model._modules[names[-1]]
+    model._modules.clear()
+    model._modules.update(modules)
+    return model
+
+
+def restore_empty_text_dense(model: SentenceTransformer, name: str) -> None:
+    """Replace the empty text's ``Dense`` a load built (a plain, trainable ``Dense``) by an :class:`EmptyTextDense`
+    in a model whose table has fallback rows; a model without fallback rows keeps any it has.
+
+    A ``Dense`` in its place that is no longer the identity plus a tiny bias was trained with the table (a
+    fine-tune of a bare ``SentenceTransformer``): it is folded into the table (each row ``r`` becomes
+    ``W r + b``; every text but ``""`` has at least the empty-text row, so each mean becomes ``W mean + b``, the
+    vector the fine-tuned model gave to every text without a dropped token, which a bare ``StaticEmbedding`` counts
+    in its mean and st-static does not). A folder saved without the module gets it back, with a warning.
 
     Raises:
         ModelFolderError: If the bias does not point along the empty-text row (the folder mixes two models).
     """
     if getattr(model[0], "fallback", None) is None:
         return
+    trained = _trained_empty_text_dense(model)
+    if trained is not None:
+        _fold_into_table(model, trained, name)
     expected = empty_text_dense(model)
-    for key, module in list(model._modules.items()):
+    found = False
+    for module in list(model._modules.values()):
         if not is_empty_text_dense(module):
             continue
+        found = True
         if expected is not None:
             bias, wanted = (
                 torch.nn.functional.normalize(dense.linear.bias.detach().double().cpu(), dim=0, eps=1e-300)
@@ -158,4 +228,47 @@ def drop_empty_text_dense(model: SentenceTransformer, name: str) -> None:
                     f"{name}: the empty text's Dense module does not point along the table's empty-text row; the "
                     "folder mixes files from different models. Re-save the model with st_static.save_model."
                 )
-        del model._modules[key]
+    if expected is not None and not found and trained is None:
+        logger.warning(
+            "%s: the table has fallback rows but the folder has no empty-text Dense module before Normalize (it was "
+            "saved without st-static's save, e.g. by save_pretrained of a model st-static did not return), so a "
+            'bare SentenceTransformer gives "" the zero vector. st-static adds it back; re-save the model with '
+            "st_static.save_model to write it.",
+            name,
+        )
+    attach_empty_text_dense(model)
+
+
+def _trained_empty_text_dense(model: SentenceTransformer) -> str | None:
+    """The name of a ``Dense`` in the empty text's place (just before the final ``Normalize``, with a bias, square,
+    no activation) that is not the identity plus a tiny bias, or ``None``."""
+    names = list(model._modules)
+    if len(names) < 3 or type(model._modules[names[-1]]) is not Normalize:
+        return None
+    module = model._modules[names[-2]]
+    if not isinstance(module, Dense) or is_empty_text_dense(module) or len(names) != 3:
+        return None
+    square = module.in_features == module.out_features
+    if not (module.bias and square and not module.use_residual and isinstance(module.activation_function, nn.Identity)):
+        return None
+    if module.module_input_name != "sentence_embedding" or module.module_output_name != "sentence_embedding":
+        return None
+    return names[-2]
+
+
+def _fold_into_table(model: SentenceTransformer, key: str, name: str) -> None:
+    first_key = next(iter(model._modules))
+    first, dense = model._modules[first_key], model._modules[key]
+    weight = dense.linear.weight.detach().to("cpu", torch.float32)
+    bias = dense.linear.bias.detach().to("cpu", torch.float32)
+    rows = first.word_vectors.detach().to("cpu", torch.float32) @ weight.T + bias
+    folded = type(first)(first.tokenizer, rows, metadata=first.metadata).to(first.embedding.weight.device)
+    logger.warning(
+        "%s: its empty-text Dense module was trained (a fine-tune of a bare SentenceTransformer trains it): folded "
+        "into the table, which now gives the fine-tuned vectors. Re-save the model with st_static.save_model so "
+        "that model2vec and a bare load read the same table. Fine-tune a model loaded with st_static.load_model, "
+        "whose empty-text module no optimiser trains.",
+        name,
+    )
+    model._modules[first_key] = folded
+    del model._modules[key]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
@@ -105,6 +106,8 @@ def encode(
             vector = text_vector(table, first[0], module.num_words, normalize)[:truncate_dim]
             return vector if single else vector[None, :]
     weight = module.embedding.weight.detach()
+    if weight.dtype != torch.float32:  # a .half() or bfloat16 model: sums of long texts overflow in 16 bits
+        weight = weight.float()
     output = np.empty((len(text_list), weight.shape[1]), dtype=np.float32)
     for start in range(0, len(text_list), batch_size):
         rows, offsets = first if start == 0 else read_rows(text_list[start : start + batch_size])
@@ -140,6 +143,8 @@ def resolve_prompt(
         ValueError: If ``prompt_name`` is not one of the model's prompts (a bare module has none).
     """
     if prompt is not None:
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str, got {type(prompt).__name__}: {prompt!r:.80}.")
         return prompt
     prompts = model.prompts if isinstance(model, SentenceTransformer) else {}
     if prompt_name is not None:

@@ -16,9 +16,9 @@ from sentence_transformers.base.modules import Dense
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from torch import nn
 
-from st_static.errors import StStaticError
+from st_static.errors import StStaticError, UnsafeDestinationError
 from st_static.files import carry_over, staged_folder
-from st_static.model.empty_text import drop_empty_text_dense, is_empty_text_dense_config, with_empty_text_dense
+from st_static.model.empty_text import is_empty_text_dense_config, restore_empty_text_dense, with_empty_text_dense
 from st_static.model.folder_checks import st_config_problem
 from st_static.model.metadata import ModelMetadata
 from st_static.model.model2vec_config import (
@@ -30,6 +30,7 @@ from st_static.model.model2vec_config import (
     pipeline_incompatibility,
 )
 from st_static.model.model_source import check_model_source
+from st_static.model.module_files import check_module_files, record_module_hashes
 from st_static.model.saved_files import (
     MODULE_CONFIG_FILE_NAME,
     MODULES_FILE_NAME,
@@ -39,6 +40,7 @@ from st_static.model.saved_files import (
     model_file_names,
     read_json_object,
     read_modules,
+    saved_by_sentence_transformers,
 )
 from st_static.model.static_word_average import CONFIG_FILE_NAME, ModelFolderError, StaticWordAverage
 from st_static.model.storage import restore_storage
@@ -74,15 +76,16 @@ def write_model(model: SentenceTransformer, folder: str | os.PathLike[str], **sa
     """Write ``model`` into the existing (staging) folder ``folder``, with the st-static card for a static model.
 
     A table with fallback rows is saved with the empty text's ``Dense`` module before ``Normalize``
-    (:mod:`st_static.model.empty_text`), which :func:`load_model` drops again. Use :func:`save_model` for a
+    (:mod:`st_static.model.empty_text`), fresh whatever the model held. Use :func:`save_model` for a
     destination that users see; this is the step it runs inside its staging folder.
     """
     if isinstance(model[0], StaticEmbedding):
         attach_card_data(model)
     with with_empty_text_dense(model):
         model.save_pretrained(str(folder), **save_kwargs)
-    if modules_incompatibility(model) is not None:  # the table's own save cannot see the modules after it
-        (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)
+    if modules_incompatibility(model) is not None or model.truncate_dim is not None:  # the table's own save
+        (Path(folder) / MODEL2VEC_CONFIG_FILE_NAME).unlink(missing_ok=True)  # sees neither: model2vec has neither
+    record_module_hashes(folder)
     return Path(folder)
 
 
@@ -115,10 +118,17 @@ def save_model(
         The destination path.
 
     Raises:
-        UnsafeDestinationError: If ``path`` is a file, the current or home folder, holds an input, or is a
+        TypeError: If ``model`` is not a ``SentenceTransformer``.
+        ValueError: If its ``truncate_dim`` is not a positive int up to its dimension (a load would refuse it).
+        UnsafeDestinationError: If ``path`` is empty, a file, the current or home folder, holds an input, or is a
             non-empty folder of other files (without ``force``).
         FolderInUseError: If another process is writing the same destination.
     """
+    if not isinstance(model, SentenceTransformer):
+        raise TypeError(f"save_model saves a SentenceTransformer, got {type(model).__name__}.")
+    if path is None or not str(path).strip():
+        raise UnsafeDestinationError("The model folder is empty: give the path of a new folder to save to.")
+    _check_truncate_dim(model)
     in_place = _folder_saved_in_place(model, Path(path))
     with (
         staged_folder(
@@ -134,6 +144,18 @@ def save_model(
             write_model(model, staging, **save_kwargs)
             carry_over(in_place, staging, leave=[*own, *shown])
     return Path(path).resolve()
+
+
+def _check_truncate_dim(model: SentenceTransformer) -> None:
+    """Refuse a ``truncate_dim`` that a load refuses (not a positive int) or that exceeds the dimension."""
+    truncate_dim = model.truncate_dim
+    if truncate_dim is None:
+        return
+    dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
+    if isinstance(truncate_dim, bool) or not isinstance(truncate_dim, int) or truncate_dim < 1:
+        raise ValueError(f"truncate_dim must be a positive int (or None), got {truncate_dim!r}.")
+    if isinstance(dim, int) and truncate_dim > dim:
+        raise ValueError(f"truncate_dim {truncate_dim} exceeds the model's {dim} dimensions.")
 
 
 def _folder_saved_in_place(model: SentenceTransformer, destination: Path) -> Path | None:
@@ -253,7 +275,7 @@ def load_model(
     model._modules[next(iter(model._modules))] = module.to(model.device)
     if module.folded_column_scale is not None:
         _drop_column_scale_module(model, module.folded_column_scale, name)
-    drop_empty_text_dense(model, name)
+    restore_empty_text_dense(model, name)
     attach_card_data(model)  # later saves regenerate the card instead of copying the loaded README
     if os.path.isdir(name):  # a save back into this folder is a save in place (save_model keeps what it holds)
         setattr(model, LOADED_FROM_ATTRIBUTE, Path(name).resolve())
@@ -302,6 +324,12 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
     if os.path.isdir(name):
         _check_module_folders(name, modules)
     json_files = _check_json_files(name, modules, **hub_kwargs)
+    if os.path.isdir(name):
+        weights = StaticWordAverage.load_file_path(name, filename=WEIGHTS_FILE_NAME)
+        resaved = weights is not None and saved_by_sentence_transformers(weights)
+        config_path = os.path.join(name, CONFIG_FILE_NAME)
+        config = read_json_object(name, config_path, CONFIG_FILE_NAME) if os.path.isfile(config_path) else None
+        check_module_files(name, modules, config, table_resaved=resaved)
     model2vec = json_files.get(MODEL2VEC_CONFIG_FILE_NAME)
     foreign = foreign_config_keys(model2vec) if model2vec is not None else []
     if foreign:
@@ -326,6 +354,9 @@ def check_model_folder(name: str, **hub_kwargs: Any) -> StaticWordAverage:
             )
         ]
         reason = reason or pipeline_incompatibility(later)
+        truncate_dim = json_files.get(ST_CONFIG_FILE_NAME, {}).get("truncate_dim")
+        if reason is None and truncate_dim is not None:
+            reason = f"the model keeps the first {truncate_dim} dimensions (truncate_dim), and model2vec returns all"
         problem = f"model2vec cannot give this model's vectors: {reason}" if reason else None
         problem = problem or model2vec_config_problem(model2vec, module.embedding_dim)
         if problem is not None:

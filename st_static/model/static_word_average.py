@@ -189,7 +189,12 @@ class StaticWordAverage(StaticEmbedding):
             The module.
         """
         if isinstance(teacher_tokenizer, str | os.PathLike):
-            teacher_tokenizer = Tokenizer.from_file(str(teacher_tokenizer))
+            if not Path(teacher_tokenizer).is_file():
+                raise FileNotFoundError(f"teacher_tokenizer {teacher_tokenizer}: no such tokenizer.json file.")
+            try:
+                teacher_tokenizer = Tokenizer.from_file(str(teacher_tokenizer))
+            except Exception as error:  # the Rust side raises a bare Exception
+                raise ValueError(f"teacher_tokenizer {teacher_tokenizer}: not a tokenizer.json ({error}).") from None
         elif isinstance(teacher_tokenizer, PreTrainedTokenizerFast):
             teacher_tokenizer = teacher_tokenizer._tokenizer
         tokenizer = build_word_tokenizer(words, teacher_tokenizer=teacher_tokenizer, lowercase=lowercase)
@@ -340,6 +345,8 @@ class StaticWordAverage(StaticEmbedding):
     def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
         """Turn texts into the ``input_ids``/``offsets`` features of the embedding bag."""
         texts = check_texts(inputs)
+        if prompt is not None and not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str, got {type(prompt).__name__}: {prompt!r:.80}.")
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
         rows, offsets = self.token_ids(texts)
@@ -376,6 +383,14 @@ class StaticWordAverage(StaticEmbedding):
             not_words = (input_ids >= self.num_vocabulary_words) & (input_ids < self.num_words)
             features["input_ids"] = input_ids = input_ids.masked_fill(not_words, self.num_words)
         table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
+        weight = self.embedding.weight
+        if table is None and weight.dtype in (torch.float16, torch.bfloat16) and not torch.is_grad_enabled():
+            # a .half() or bfloat16 model: the sums of a long text overflow in 16 bits, so the mean is taken in float32
+            means = nn.functional.embedding_bag(
+                input_ids, weight.float(), offsets, mode="mean", padding_idx=self.num_words
+            )
+            features["sentence_embedding"] = means.to(weight.dtype)
+            return features
         if table is None:
             return super().forward(features, **kwargs)
         rows, starts = to_numpy(input_ids), to_numpy(offsets)

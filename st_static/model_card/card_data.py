@@ -216,7 +216,13 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             "fallback_characters": None if module.fallback is None else format_number(len(module.fallback_characters)),
             "piece_rows": format_number(module.num_piece_rows) if getattr(module, "num_piece_rows", 0) else None,
             "model2vec_blocker": model2vec_incompatibility(metadata, getattr(module, "column_scale", None) is not None)
-            or modules_incompatibility(self.model),
+            or modules_incompatibility(self.model)
+            or (
+                f"the model keeps the first {self.model.truncate_dim} dimensions (truncate_dim), and model2vec "
+                "returns all of them"
+                if self.model.truncate_dim is not None
+                else None
+            ),
         }
 
     @staticmethod

@@ -57,7 +57,7 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
     report = check_corpus(corpus, name=corpus_name(corpus)) if corpus is not None else None  # sizes and encoding
     for path in pair_files:  # readable text, then a header and rows of at least two columns
-        check_corpus(path, name=Path(path).name, min_sentences=1)
+        check_corpus(path, name=Path(path).name, min_sentences=1, kind="Translation-pair file")
         read_translation_pairs(path)
     paths = corpus_paths(corpus) if corpus is not None else []
     corpus_filtered = check_corpus_sources(paths, source_filter)
