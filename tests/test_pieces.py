@@ -248,3 +248,16 @@ def test_a_float16_folder_loads_and_saves_again_as_float16(pieces_model, tmp_pat
 
 def test_the_settings_know_the_storage_formats():
     assert set(SETTINGS_STORAGE_FORMATS) == set(st_static.compression.STORAGE_FORMATS)
+
+
+def test_the_plain_mean_counts_words_and_pieces_not_fallback_rows():
+    """encode(normalize=False) is the mean of the words' rows: a known word's vector is its row (issue 52, low)."""
+    model, _ = morphology_model()
+    fallback = with_fallback(model[0], ["?", "é"])
+    with_rows = SentenceTransformer(modules=[fallback, Normalize()], device="cpu")
+    row = fallback.word_vectors.detach()[fallback.vocabulary.index("play")].numpy()
+    for texts in (["play"], ["play", "?", "play ? é"]):  # one text (numpy path) and a batch
+        plain = st_static.encode(with_rows, texts, normalize=False)
+        assert np.allclose(plain[0], row, atol=1e-4)  # the empty-text row (1e-7 of a word's) adds, not counts
+    symbols = st_static.encode(with_rows, ["?"], normalize=False)
+    assert np.linalg.norm(symbols) > 0  # a text without a word: the mean of its fallback rows

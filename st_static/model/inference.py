@@ -11,7 +11,14 @@ from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.model.empty_text import is_empty_text_dense
-from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, normalize_rows, sum_rows, text_vector
+from st_static.model.row_sums import (
+    SMALL_TEXT_ROWS,
+    known_counts,
+    mean_counts,
+    normalize_rows,
+    sum_rows,
+    text_vector,
+)
 from st_static.model.static_word_average import StaticWordAverage, check_texts
 from st_static.model.tokenization import is_word_tokenizer
 
@@ -103,7 +110,8 @@ def encode(
     if len(text_list) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
         table = module.numpy_table()
         if table is not None:  # one query: numpy only, a few microseconds
-            vector = text_vector(table, first[0], module.num_words, normalize)[:truncate_dim]
+            words_end = module.num_words - module.num_fallback_rows
+            vector = text_vector(table, first[0], module.num_words, normalize, words_end)[:truncate_dim]
             return vector if single else vector[None, :]
     weight = module.embedding.weight.detach()
     if weight.dtype != torch.float32:  # a .half() or bfloat16 model: sums of long texts overflow in 16 bits
@@ -113,9 +121,12 @@ def encode(
         rows, offsets = first if start == 0 else read_rows(text_list[start : start + batch_size])
         batch = output[start : start + len(offsets)]
         batch[:] = sum_rows(weight, rows, offsets, module.num_words)
-        batch /= np.maximum(known_counts(rows, offsets, module.num_words), 1.0)[:, None]  # the mean, as ST's path
-        if normalize:
+        if normalize:  # the mean, then Normalize: the operations of sentence-transformers' path, bit for bit
+            batch /= np.maximum(known_counts(rows, offsets, module.num_words), 1.0)[:, None]
             normalize_rows(batch)
+        else:  # the plain mean of the words' (and pieces') rows; the tiny fallback rows add, and do not count
+            words_end = module.num_words - module.num_fallback_rows
+            batch /= np.maximum(mean_counts(rows, offsets, module.num_words, words_end), 1.0)[:, None]
     if truncate_dim is not None:
         output = np.ascontiguousarray(output[:, :truncate_dim])
     return output[0] if single else output
@@ -131,7 +142,8 @@ def _one_text_vector(module: StaticWordAverage, text: str, normalize: bool) -> n
     table = module.numpy_table() if len(rows) <= SMALL_TEXT_ROWS else None
     if table is None:
         return None
-    return text_vector(table, np.array(rows, dtype=np.int64), module.num_words, normalize)
+    words_end = module.num_words - module.num_fallback_rows
+    return text_vector(table, np.array(rows, dtype=np.int64), module.num_words, normalize, words_end)
 
 
 def resolve_prompt(

@@ -21,7 +21,9 @@ SMALL_TEXT_ROWS = 4096  # one text up to this many rows is summed in numpy
 NORM_EPSILON = 1e-12  # torch.nn.functional.normalize's default
 
 
-def text_vector(table: np.ndarray, rows: np.ndarray, dropped_row: int, normalize: bool) -> np.ndarray:
+def text_vector(
+    table: np.ndarray, rows: np.ndarray, dropped_row: int, normalize: bool, words_end: int | None = None
+) -> np.ndarray:
     """One text's vector from its rows, in numpy: the L2-normalised sum, or the mean (zeros without a row).
 
     Args:
@@ -29,6 +31,8 @@ def text_vector(table: np.ndarray, rows: np.ndarray, dropped_row: int, normalize
         rows: The text's row ids.
         dropped_row: The row that contributes nothing (``EmbeddingBag``'s ``padding_idx``): a zero row of ``table``.
         normalize: L2-normalise; otherwise divide by the number of rows that are not ``dropped_row``.
+        words_end: With ``normalize=False``: divide by the rows below it only (the words and pieces, not the tiny
+            fallback rows after them) when the text has any; ``None``: by every row that is not ``dropped_row``.
 
     Returns:
         A ``(dim,)`` float32 vector.
@@ -39,8 +43,9 @@ def text_vector(table: np.ndarray, rows: np.ndarray, dropped_row: int, normalize
         return vector
     kept = rows[rows != dropped_row]
     vector = table[kept].sum(axis=0)
-    if len(kept):
-        vector /= len(kept)
+    words = 0 if words_end is None else int((kept < words_end).sum())
+    if words or len(kept):
+        vector /= words or len(kept)
     return vector
 
 
@@ -67,9 +72,17 @@ def sum_rows(weight: torch.Tensor, rows: np.ndarray, offsets: np.ndarray, droppe
     return to_numpy(sums)
 
 
-def known_counts(rows: np.ndarray, offsets: np.ndarray, dropped_row: int) -> np.ndarray:
-    """How many rows of each text are not ``dropped_row``, as float32."""
-    known = np.concatenate([[0], np.cumsum(rows != dropped_row)])
+def mean_counts(rows: np.ndarray, offsets: np.ndarray, dropped_row: int, words_end: int) -> np.ndarray:
+    """What each text's plain mean divides by: its word and piece rows (those below ``words_end``), or, for a text
+    with none, every row that is not ``dropped_row``; as float32."""
+    words = known_counts(rows, offsets, dropped_row, below=words_end)
+    return np.where(words > 0, words, known_counts(rows, offsets, dropped_row))
+
+
+def known_counts(rows: np.ndarray, offsets: np.ndarray, dropped_row: int, below: int | None = None) -> np.ndarray:
+    """How many rows of each text are not ``dropped_row`` (and, with ``below``, are below it), as float32."""
+    counted = rows != dropped_row if below is None else (rows != dropped_row) & (rows < below)
+    known = np.concatenate([[0], np.cumsum(counted)])
     ends = np.append(offsets[1:], len(rows))
     return (known[ends] - known[offsets]).astype(np.float32)
 
