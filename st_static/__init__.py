@@ -25,9 +25,11 @@ _PUBLIC = {
     "distill": "st_static.pipeline.distill_api",
     "add_fallback_rows": "st_static.extraction.fallback",
     "BuildSettings": "st_static.settings",
+    "embed_files": "st_static.collections.job",
 }
 
 if TYPE_CHECKING:
+    from st_static.collections.job import embed_files
     from st_static.errors import ModelFolderError, StStaticError
     from st_static.extraction.fallback import add_fallback_rows
     from st_static.model.inference import encode
@@ -51,6 +53,7 @@ __all__ = [
     "__version__",
     "add_fallback_rows",
     "distill",
+    "embed_files",
     "encode",
     "load_model",
     "save_model",

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from st_static.cli import build, card, compress, evaluate, extract, fallback, info, push  # noqa: F401  (register the commands)
+from st_static.cli import (  # noqa: F401  (register the commands)
+    build,
+    card,
+    compress,
+    embed,
+    evaluate,
+    extract,
+    fallback,
+    info,
+    push,
+)
 from st_static.cli.app import app
 
 __all__ = ["app"]
