@@ -28,7 +28,6 @@ from st_static.collections.inputs import (
     InputError,
     InputFile,
     OptionError,
-    RowBatch,
     count_rows,
     resolve_inputs,
 )
@@ -43,12 +42,16 @@ from st_static.collections.readers import RowReader
 from st_static.collections.shards import (
     OUTPUT_FORMATS,
     PRECISIONS,
-    calibration_ranges,
-    quantize,
     stored_width,
-    write_shard,
 )
-from st_static.collections.workers import FinishedShard, InProcessShards, ShardEmbedder, ShardPool, ShardSettings
+from st_static.collections.workers import (
+    FinishedShard,
+    InProcessShards,
+    ShardEmbedder,
+    ShardPool,
+    ShardSettings,
+    embed_first_int8_shard,
+)
 from st_static.errors import UnsafeDestinationError
 from st_static.files import check_destination, folder_lock
 
@@ -205,7 +208,7 @@ def _embed_locally(
             for batch in reader.batches(manifest.next, manifest.arguments["shard_size"]):
                 ranges = manifest.ranges_array()
                 if settings.precision == "int8" and ranges is None:
-                    _first_int8_shard(embedder, manifest, index, batch, settings, record)
+                    embed_first_int8_shard(embedder, manifest, index, batch, settings, record)
                 else:
                     for shard in shards.submit(index, batch, ranges):
                         record(shard)
@@ -216,24 +219,6 @@ def _embed_locally(
             raise
         for shard in shards.drain():
             record(shard)
-
-
-def _first_int8_shard(
-    embedder: ShardEmbedder,
-    manifest: Manifest,
-    index: int,
-    batch: RowBatch,
-    settings: ShardSettings,
-    record: Callable[[FinishedShard], None],
-) -> None:
-    """int8: the first shard's vectors give the calibration ranges (recorded before any shard uses them)."""
-    floats = embedder.embed(batch.texts)
-    ranges = calibration_ranges(floats)
-    manifest.ranges = ranges.tolist()
-    manifest.save(settings.folder)
-    vectors = quantize(floats, "int8", ranges)
-    write_shard(settings.folder, index, batch, vectors, settings.output_format, settings.input_names)
-    record(FinishedShard(index, len(batch), batch.end))
 
 
 def _check_options(

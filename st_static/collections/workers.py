@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.pool import AsyncResult
@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from st_static.collections.inputs import Position, RowBatch
-from st_static.collections.shards import quantize, write_shard
+from st_static.collections.manifest import Manifest
+from st_static.collections.shards import calibration_ranges, quantize, write_shard
 
 
 @dataclass(frozen=True)
@@ -138,3 +139,21 @@ class ShardPool:
         """Stop the processes (at once: a shard being written is under a temporary name until it is whole)."""
         self.pool.terminate()
         self.pool.join()
+
+
+def embed_first_int8_shard(
+    embedder: ShardEmbedder,
+    manifest: Manifest,
+    index: int,
+    batch: RowBatch,
+    settings: ShardSettings,
+    record: Callable[[FinishedShard], None],
+) -> None:
+    """int8: the first shard's vectors give the calibration ranges (recorded before any shard uses them)."""
+    floats = embedder.embed(batch.texts)
+    ranges = calibration_ranges(floats)
+    manifest.ranges = ranges.tolist()
+    manifest.save(settings.folder)
+    vectors = quantize(floats, "int8", ranges)
+    write_shard(settings.folder, index, batch, vectors, settings.output_format, settings.input_names)
+    record(FinishedShard(index, len(batch), batch.end))
