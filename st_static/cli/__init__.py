@@ -11,6 +11,7 @@ from st_static.cli import (  # noqa: F401  (register the commands)
     extract,
     fallback,
     info,
+    mine,
     push,
 )
 from st_static.cli.app import app
