@@ -281,3 +281,25 @@ def test_the_command_line(word_model, tmp_path):
     (tmp_path / "notes" / "mine.txt").write_text("keep me")
     foreign = runner.invoke(app, ["embed", str(tmp_path / "model"), str(corpus), "--out", str(tmp_path / "notes")])
     assert foreign.exit_code == 1 and "other files in it" in foreign.output
+
+
+@pytest.mark.parametrize("kind", ["text", "jsonl", "csv", "tsv", "parquet"])
+def test_reading_resumes_from_any_recorded_position(tmp_path, kind):
+    from st_static.collections.inputs import resolve_inputs
+    from st_static.collections.readers import RowReader
+
+    lines = texts(40)
+    if kind == "text":
+        path, columns = write_lines(tmp_path / "rows.txt", lines), {}
+    else:
+        path, columns = table_inputs(tmp_path, lines)[kind], {"column": "body", "id_column": "key"}
+    reader = RowReader(resolve_inputs([path, path]), **columns)  # two inputs: batches cross from one to the next
+    whole = list(reader.batches(st_static.collections.inputs.Position(), 9))
+    assert [len(batch) for batch in whole] == [9] * 8 + [8]
+    for number, batch in enumerate(whole[:-1]):
+        resumed = list(reader.batches(batch.end, 9))
+        assert [row for part in resumed for row in part.texts] == [
+            row for part in whole[number + 1 :] for row in part.texts
+        ]
+        assert resumed[0].lines.tolist() == whole[number + 1].lines.tolist()
+        assert resumed[0].files.tolist() == whole[number + 1].files.tolist()
