@@ -47,6 +47,7 @@ distill(sys.argv[1], pca_dims=256, device="cpu").save_pretrained(sys.argv[2])
 LIBRARY = {
     "st_static": ["encode", "load_model", "save_model", "StaticWordAverage"],
     "st_static.hub.bare_load": ["bare_encode"],
+    "st_static.collections": ["EmbeddingsFolder", "duplicate_groups", "near_duplicate_pairs", "nearest_neighbours"],
     "st_static.compression": [
         "STORAGE_FORMATS",
         "ensemble",

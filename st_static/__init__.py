@@ -27,9 +27,11 @@ _PUBLIC = {
     "add_piece_rows": "st_static.extraction.pieces",
     "extend": "st_static.pipeline.extend_api",
     "BuildSettings": "st_static.settings",
+    "embed_files": "st_static.collections.job",
 }
 
 if TYPE_CHECKING:
+    from st_static.collections.job import embed_files
     from st_static.errors import ModelFolderError, StStaticError
     from st_static.extraction.fallback import add_fallback_rows
     from st_static.extraction.pieces import add_piece_rows
@@ -56,6 +58,7 @@ __all__ = [
     "add_fallback_rows",
     "add_piece_rows",
     "distill",
+    "embed_files",
     "encode",
     "extend",
     "load_model",

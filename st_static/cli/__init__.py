@@ -6,11 +6,13 @@ from st_static.cli import (  # noqa: F401  (register the commands)
     build,
     card,
     compress,
+    embed,
     evaluate,
     extend,
     extract,
     fallback,
     info,
+    mine,
     pieces,
     push,
 )

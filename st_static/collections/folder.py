@@ -1,0 +1,73 @@
+"""An embeddings folder read back: its manifest, its finished shards in order, or every vector at once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from st_static.collections.manifest import EmbeddingsFolderError, Manifest
+from st_static.collections.shards import Shard, dequantize, read_shard
+
+
+class EmbeddingsFolder:
+    """The output of :func:`st_static.embed_files` (``st-static embed``).
+
+    Example:
+        >>> folder = EmbeddingsFolder("vectors")
+        >>> ids, vectors = folder.load()  # float32, whatever the stored precision
+        >>> for shard in folder.shards():  # or shard by shard, as stored
+        ...     print(len(shard.ids), shard.vectors.dtype)
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.manifest = Manifest.load(self.path)
+
+    @property
+    def rows(self) -> int:
+        """Rows in the finished shards."""
+        return self.manifest.rows
+
+    @property
+    def dim(self) -> int:
+        return self.manifest.dim
+
+    @property
+    def precision(self) -> str:
+        return self.manifest.precision
+
+    @property
+    def complete(self) -> bool:
+        return self.manifest.complete
+
+    def shards(self) -> Iterator[Shard]:
+        """The finished shards in order, as stored (row names, then vectors in the stored precision)."""
+        for index in range(self.manifest.shards):
+            try:
+                yield read_shard(self.path, index, self.manifest.output_format, self.manifest.input_names)
+            except (OSError, ValueError) as error:
+                raise EmbeddingsFolderError(f"{self.path}: shard {index} cannot be read ({error}).") from error
+
+    def load(self, require_complete: bool = True) -> tuple[list[str], np.ndarray]:
+        """Every row's name and float32 vector (int8 and ubinary vectors turned back into floats, for search).
+
+        Raises:
+            EmbeddingsFolderError: If the run is unfinished (unless ``require_complete`` is false) or a shard is
+                unreadable.
+        """
+        if require_complete and not self.complete:
+            raise EmbeddingsFolderError(
+                f"{self.path} is unfinished ({self.rows:,} rows so far): run the same embed command again to finish it."
+            )
+        ids: list[str] = []
+        vectors = np.empty((self.rows, self.dim), dtype=np.float32)
+        start = 0
+        ranges = self.manifest.ranges_array()
+        for shard in self.shards():
+            vectors[start : start + len(shard.ids)] = dequantize(shard.vectors, self.precision, self.dim, ranges)
+            ids.extend(shard.ids)
+            start += len(shard.ids)
+        return ids, vectors

@@ -1,0 +1,106 @@
+"""Mining embedded collections (issue 50): k nearest neighbours and near-duplicate groups through USearch, exact
+and HNSW against numpy's brute force, the two commands, and the SemHash recipe with an st-static model."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import st_static
+from st_static.cli import app
+from st_static.collections.encoding import FastEncoder
+from st_static.collections.mining import duplicate_groups, near_duplicate_pairs, nearest_neighbours
+from st_static.errors import MissingExtraError
+
+pytest.importorskip("usearch", reason="the mining extra is not installed")
+runner = CliRunner()
+
+
+def clustered_vectors(seed: int = 0) -> np.ndarray:
+    """40 random directions, and for the first 10 a near copy (cosine > 0.99)."""
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((40, 24)).astype(np.float32)
+    copies = base[:10] + 0.01 * rng.standard_normal((10, 24)).astype(np.float32)
+    return np.concatenate([base, copies])
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_neighbours_match_brute_force(exact):
+    vectors = clustered_vectors()
+    found = nearest_neighbours(vectors, k=3, exact=exact)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores = unit @ unit.T
+    np.fill_diagonal(scores, -np.inf)
+    expected = np.argsort(-scores, axis=1)[:, :3]
+    assert found.exact is exact
+    np.testing.assert_array_equal(found.rows, expected)
+    np.testing.assert_allclose(found.similarities, np.take_along_axis(scores, expected, axis=1), atol=1e-5)
+
+
+def test_near_duplicates_form_groups_and_zero_vectors_have_no_neighbours():
+    vectors = clustered_vectors()
+    vectors = np.concatenate([vectors, np.zeros((2, 24), np.float32), vectors[:1]])  # rows 50, 51 zero; 52 = row 0
+    found = nearest_neighbours(vectors, k=4)
+    assert (found.rows[50:52] == -1).all() and not np.isin(found.rows, [50, 51]).any()
+    first, second, similarity = near_duplicate_pairs(found, threshold=0.95)
+    assert {(0, 40), (9, 49), (0, 52), (40, 52)} <= set(zip(first.tolist(), second.tolist(), strict=True))
+    assert (similarity >= 0.95).all() and (first < second).all()
+    groups = duplicate_groups(len(vectors), first, second)
+    assert groups[0] == groups[40] == groups[52] == 0 and groups[9] == groups[49] == 9
+    assert (groups[10:40] == -1).all() and (groups[50:52] == -1).all()
+
+
+def test_the_commands_on_texts_and_on_an_embeddings_folder(word_model, tmp_path):
+    import pyarrow.parquet as pq
+
+    st_static.save_model(word_model, tmp_path / "model")
+    lines = ["the cat sat", "The cat sat!", "hello world", "token", "hello, world", "café 12", "the mat"]
+    corpus = tmp_path / "texts.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    groups_file = tmp_path / "groups.parquet"
+    result = runner.invoke(
+        app,
+        ["dedup", str(corpus), "--model", str(tmp_path / "model"), "-o", str(groups_file), "--threshold", "0.99"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 groups (2 rows to drop" in result.output
+    groups = pq.read_table(groups_file).to_pylist()
+    assert [(row["group"], row["text"], row["keep"]) for row in groups] == [
+        (0, "the cat sat", True),
+        (0, "The cat sat!", False),
+        (1, "hello world", True),
+        (1, "hello, world", False),
+    ]
+    assert st_static.embed_files(tmp_path / "model", corpus, tmp_path / "vectors", show_progress_bar=False).rows == 7
+    found = tmp_path / "neighbours.parquet"
+    result = runner.invoke(app, ["neighbours", str(tmp_path / "vectors"), "-k", "2", "-o", str(found)])
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(found).to_pylist()
+    assert rows[0]["id"].endswith("texts.txt:1") and rows[0]["neighbour_id"].endswith("texts.txt:2")
+    assert rows[0]["similarity"] == pytest.approx(1.0, abs=1e-5) and rows[0]["rank"] == 1
+    refused = runner.invoke(app, ["dedup", str(corpus), "-o", str(tmp_path / "x.parquet")])
+    assert refused.exit_code == 1 and "give --model" in refused.output
+
+
+def test_without_usearch_mining_names_the_extra(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_usearch(name, *args, **kwargs):
+        if name.startswith("usearch"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_usearch)
+    with pytest.raises(MissingExtraError, match=r'pip install "st-static\[mining\]"'):
+        nearest_neighbours(np.eye(3, dtype=np.float32), exact=False)
+
+
+def test_the_semhash_recipe(word_model):
+    semhash = pytest.importorskip("semhash", reason="semhash is not installed")
+    texts = ["the cat sat on the mat", "The cat sat on the mat!", "hello world", "token", "Hello, world."]
+    deduplicated = semhash.SemHash.from_records(texts, model=FastEncoder(word_model)).self_deduplicate(threshold=0.95)
+    assert deduplicated.selected == ["the cat sat on the mat", "hello world", "token"]
+    assert sorted(record.record for record in deduplicated.filtered) == ["Hello, world.", "The cat sat on the mat!"]
