@@ -132,4 +132,8 @@ def make_workspace(root: Path) -> Path:
     rows = "".join(f"{first}\t{second}\t{score}\n" for first, second, score in STS_ROWS)
     (sts / "stsb-en-dev.tsv").write_text("sentence1\tsentence2\tscore\n" + rows, encoding="utf-8")
     (root / "shared" / "data" / "README.md").write_text(json.dumps("a tiny stand-in"), encoding="utf-8")
+    corpus = root / "shared" / "data" / "corpus"  # the embed and dedup recipe's input: sentences, one twice
+    corpus.mkdir()
+    lines = [first for first, _, _ in STS_ROWS] + [second for _, second, _ in STS_ROWS] + [STS_ROWS[0][0]]
+    (corpus / "en.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return work
