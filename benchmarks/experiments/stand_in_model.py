@@ -4,7 +4,7 @@ Not an st-static model of any quality: each whole-word entry of the teacher's vo
 no special tokens) gets the teacher's input embedding row, ordered most frequent first by ``wordfreq``. It is
 only meant for checking sizes and the *relative* effect of compression before real models exist.
 
-    python -m benchmarks.experiments.stand_in_model sentence-transformers/all-MiniLM-L6-v2 /tmp/minilm-input
+    python -m benchmarks.experiments.stand_in_model sentence-transformers/all-MiniLM-L6-v2 OUT/minilm-input
 """
 
 from __future__ import annotations

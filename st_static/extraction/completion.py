@@ -23,7 +23,7 @@ from tokenizers import Tokenizer
 
 from st_static.errors import MissingExtraError
 from st_static.extraction.extract import extract_word_vectors
-from st_static.extraction.ridge import RidgeMap
+from st_static.extraction.ridge import RidgeMap, mean_cosine
 from st_static.model.languages import (
     CHINESE_LANGUAGES,
     HANGUL_RANGES,
@@ -97,12 +97,6 @@ def isolated_token_vectors(
     return result.word_vectors, result.occurrences > 0
 
 
-def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
-    return float((a * b).sum(axis=1).mean())
-
-
 def complete_vocabulary(
     module: StaticWordAverage,
     teacher: SentenceTransformer,
@@ -171,8 +165,8 @@ def complete_vocabulary(
     if len(test) >= 10:
         probe = RidgeMap.fit(source[train], target[train])
         report["held_out_cosine"] = {
-            "isolated": _mean_cosine(source[test], target[test]),
-            "mapped": _mean_cosine(probe(source[test]), target[test]),
+            "isolated": mean_cosine(source[test], target[test]),
+            "mapped": mean_cosine(probe(source[test]), target[test]),
         }
     mapping = RidgeMap.fit(source, target)
 

@@ -27,7 +27,7 @@ from tokenizers import Tokenizer
 
 from st_static.extraction.completion import isolated_token_vectors
 from st_static.extraction.extract import extract_word_vectors
-from st_static.extraction.ridge import RidgeMap
+from st_static.extraction.ridge import RidgeMap, mean_cosine
 from st_static.extraction.selection import select_sentences
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import (
@@ -146,12 +146,6 @@ def document_sentences(texts: Iterable[str], max_words: int = ExtractionSettings
     return sentences
 
 
-def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
-    return float((a * b).sum(axis=1).mean())
-
-
 def norm_targets(
     table_norms: np.ndarray, fitted_norms: np.ndarray, fitted_counts: np.ndarray
 ) -> dict[NormChoice, float | None]:
@@ -264,7 +258,7 @@ def new_word_rows(
     test, train = order[: int(len(order) * held_out)], order[int(len(order) * held_out) :]
     if len(test) >= 10:
         probe = RidgeMap.fit(source[train], target[train])
-        report["held_out_cosine"] = _mean_cosine(probe(source[test]), target[test])
+        report["held_out_cosine"] = mean_cosine(probe(source[test]), target[test])
     mapping = RidgeMap.fit(source, target)
     added = [index for index in range(count) if seen[index]]
     rows = mapping(result.word_vectors[:count][seen[:count]])

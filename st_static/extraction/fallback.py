@@ -41,7 +41,7 @@ from tokenizers import Tokenizer
 
 from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.errors import StStaticError
-from st_static.extraction.ridge import RidgeMap
+from st_static.extraction.ridge import RidgeMap, mean_cosine
 from st_static.model.metadata import FallbackRecord
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import (
@@ -114,12 +114,6 @@ def _load_recorded_teacher(
     return load_teacher(name, device=device)
 
 
-def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
-    return float((a * b).sum(axis=1).mean())
-
-
 def fallback_rows(
     module: StaticWordAverage,
     teacher: SentenceTransformer,
@@ -162,7 +156,7 @@ def fallback_rows(
     report: dict[str, Any] = {"characters": len(characters), "fitted_on": len(sample)}
     if len(test) >= 10:
         probe = RidgeMap.fit(source[train], target[train])
-        report["held_out_cosine"] = _mean_cosine(probe(source[test]), target[test])
+        report["held_out_cosine"] = mean_cosine(probe(source[test]), target[test])
     mapping = RidgeMap.fit(source, target)
     mapped = mapping(vectors[len(sample) :])
 
@@ -255,7 +249,7 @@ def add_fallback_rows(
     if prompt is None:
         prompt = module.metadata.prompt
     rows, report = fallback_rows(module, teacher, characters, prompt=prompt or None)
-    kept = module.num_vocabulary_words + module.num_piece_rows  # the words and the subword pieces
+    kept = module.fallback_start  # the words and the subword pieces
     table = torch.cat([module.word_vectors.detach()[:kept].float().cpu(), torch.from_numpy(rows)])
     tokenizer = add_fallback_layout(module.tokenizer, characters)
     metadata = module.metadata.updated(

@@ -29,6 +29,7 @@ from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
 from st_static.compression.model_parts import float_pipeline, rebuild
+from st_static.extraction.ridge import mean_cosine
 from st_static.model.languages import is_spaceless_token
 from st_static.model.metadata import PiecesRecord
 from st_static.model.static_word_average import StaticWordAverage
@@ -147,11 +148,6 @@ class _Cutter:
         return None
 
 
-def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    norms = np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
-    return float(((a * b).sum(axis=1) / norms).mean())
-
-
 def fit_piece_rows(
     table: np.ndarray,
     cuts: list[_Cut | None],
@@ -197,8 +193,8 @@ def fit_piece_rows(
     if len(test) >= 10:
         probe = solve(train)
         predicted = padded[prefix_rows[test]] + design[test] @ probe
-        report["held_out_cosine_prefix"] = _mean_cosine(padded[prefix_rows[test]], padded[words[test]])
-        report["held_out_cosine"] = _mean_cosine(predicted, padded[words[test]])
+        report["held_out_cosine_prefix"] = mean_cosine(padded[prefix_rows[test]], padded[words[test]])
+        report["held_out_cosine"] = mean_cosine(predicted, padded[words[test]])
     rows = solve(np.arange(len(words))) if len(words) else np.zeros((num_pieces, table.shape[1]))
     report["used_pieces"] = int((np.asarray(design.sum(axis=0)).ravel() > 0).sum())
     return rows.astype(np.float32), report
@@ -211,17 +207,10 @@ def piece_rows(
     cutter = _Cutter(module.tokenizer, pieces)
     words = module.vocabulary
     table = to_numpy(module.word_vectors.detach().float())
-    # The prefix rows index the table without pieces; the module's own rows give the words' and fallback rows.
-    base_rows = np.concatenate(
-        [
-            np.arange(module.num_vocabulary_words),
-            np.arange(module.num_vocabulary_words + module.num_piece_rows, module.num_words),
-            [module.num_words],
-        ]
-    )
-    base_table = np.concatenate([table, np.zeros((1, table.shape[1]), dtype=table.dtype)])[base_rows]
+    # The cuts' prefix rows index the table without its piece rows (the layout the cutter reads).
+    without_pieces = np.delete(table, module.piece_rows, axis=0)
     cuts = [cutter.cut(word) for word in words]
-    return fit_piece_rows(base_table[:-1], cuts, len(pieces), ridge=ridge)
+    return fit_piece_rows(without_pieces, cuts, len(pieces), ridge=ridge)
 
 
 def add_piece_rows(
@@ -259,7 +248,7 @@ def add_piece_rows(
     rows, report = piece_rows(module, pieces, ridge=ridge)
     vectors = module.word_vectors.detach().float().cpu()
     words = module.num_vocabulary_words
-    fallback = vectors[module.num_vocabulary_words + module.num_piece_rows :]
+    fallback = vectors[module.fallback_start :]
     table = torch.cat([vectors[:words], torch.from_numpy(rows), fallback])
     tokenizer = add_piece_layout(module.tokenizer, pieces)
     metadata = module.metadata.updated(

@@ -32,3 +32,10 @@ class RidgeMap:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return ((x.astype(np.float64) - self.x_mean) @ self.weight + self.y_mean).astype(np.float32)
+
+
+def mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The mean cosine of paired rows of ``a`` and ``b`` (how well a map carries one space into another)."""
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return float((a * b).sum(axis=1).mean())

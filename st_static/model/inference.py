@@ -110,7 +110,7 @@ def encode(
     if len(text_list) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
         table = module.numpy_table()
         if table is not None:  # one query: numpy only, a few microseconds
-            words_end = module.num_words - module.num_fallback_rows
+            words_end = module.fallback_start
             vector = text_vector(table, first[0], module.num_words, normalize, words_end)[:truncate_dim]
             return vector if single else vector[None, :]
     weight = module.embedding.weight.detach()
@@ -125,7 +125,7 @@ def encode(
             batch /= np.maximum(known_counts(rows, offsets, module.num_words), 1.0)[:, None]
             normalize_rows(batch)
         else:  # the plain mean of the words' (and pieces') rows; the tiny fallback rows add, and do not count
-            words_end = module.num_words - module.num_fallback_rows
+            words_end = module.fallback_start
             batch /= np.maximum(mean_counts(rows, offsets, module.num_words, words_end), 1.0)[:, None]
     if truncate_dim is not None:
         output = np.ascontiguousarray(output[:, :truncate_dim])
@@ -142,7 +142,7 @@ def _one_text_vector(module: StaticWordAverage, text: str, normalize: bool) -> n
     table = module.numpy_table() if len(rows) <= SMALL_TEXT_ROWS else None
     if table is None:
         return None
-    words_end = module.num_words - module.num_fallback_rows
+    words_end = module.fallback_start
     return text_vector(table, np.array(rows, dtype=np.int64), module.num_words, normalize, words_end)
 
 

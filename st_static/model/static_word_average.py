@@ -306,6 +306,11 @@ class StaticWordAverage(StaticEmbedding):
         return pieces_of(self.tokenizer)
 
     @property
+    def fallback_start(self) -> int:
+        """The first fallback row: the rows before it are the words and the pieces (``num_words`` without fallback)."""
+        return self.num_words - self.num_fallback_rows
+
+    @property
     def num_vocabulary_words(self) -> int:
         """The vocabulary words: the table's rows before the piece and fallback rows."""
         return self.num_words - self.num_fallback_rows - self.num_piece_rows
