@@ -96,7 +96,12 @@ def pick_passages(passages: Sequence[str], count: int, seed: int = 0, cut: int |
 
 
 def encode_long_texts(
-    teacher: SentenceTransformer, texts: list[str], prompt: str, partial: Path, batch_size: int = 32
+    teacher: SentenceTransformer,
+    texts: list[str],
+    prompt: str,
+    partial: Path,
+    batch_size: int = 32,
+    description: str = "Encoding long texts",
 ) -> np.ndarray:
     """The teacher's normalised vectors of ``texts``, chunk by chunk, resuming from chunks kept in ``partial``."""
     partial.mkdir(parents=True, exist_ok=True)
@@ -107,7 +112,7 @@ def encode_long_texts(
             stale.unlink()
     write_text_atomically(marker, json.dumps(fingerprint))
     chunks = []
-    for start in tqdm(range(0, len(texts), CHUNK), desc="Encoding long texts", unit=" chunks", mininterval=2.0):
+    for start in tqdm(range(0, len(texts), CHUNK), desc=description, unit=" chunks", mininterval=2.0):
         path = partial / f"chunk-{start // CHUNK:06d}.npy"
         if path.is_file():
             chunks.append(np.load(path))

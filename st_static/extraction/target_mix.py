@@ -1,0 +1,90 @@
+"""Distillation targets from two teachers: a second teacher's vectors of the extraction's sentences, mixed with the
+first's so that the student learns a weighted mean of both teachers' similarities.
+
+The similarity distillation loss compares cosine similarities only, so a target vector may be any vector whose
+cosines are the ones to learn. Each teacher's block is centred and L2-normalised, scaled by the square root of its
+weight and concatenated: the cosine of two such vectors is exactly the weighted mean of the teachers' cosines
+(weights summing to 1). One teacher can then give the table its word vectors (MiniLM: sentence similarity) and the
+other add its topics (nomic-embed-text: clustering, sentiment) to what the table learns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from st_static.extraction.long_texts import encode_long_texts
+from st_static.files import staged_folder
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+logger = logging.getLogger(__name__)
+
+TARGETS_FILE = "targets.npy"
+
+
+def mix_targets(blocks: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    """One float32 vector per row whose cosines are the ``weights``-weighted mean of each block's centred cosines.
+
+    Args:
+        blocks: One ``(n, d_i)`` array per teacher, the same ``n`` rows (sentences) in each.
+        weights: One non-negative weight per block; they are scaled to sum to 1.
+
+    Raises:
+        ValueError: If the blocks disagree in rows, the weights in number, or a weight is negative or all are 0.
+    """
+    if len(blocks) != len(weights) or not blocks:
+        raise ValueError(f"Give one weight per teacher block: {len(blocks)} blocks, {len(weights)} weights.")
+    rows = {len(block) for block in blocks}
+    if len(rows) != 1:
+        raise ValueError(f"The teachers' targets cover different sentences: {sorted(rows)} rows.")
+    weight_array = np.asarray(weights, dtype=np.float64)
+    if not np.all(np.isfinite(weight_array)) or np.any(weight_array < 0) or weight_array.sum() <= 0:
+        raise ValueError(f"Teacher weights must be finite, non-negative and not all 0, got {list(weights)}.")
+    weight_array = weight_array / weight_array.sum()
+    parts = []
+    for block, weight in zip(blocks, weight_array, strict=True):
+        if weight == 0:
+            continue
+        centred = np.asarray(block, dtype=np.float32) - np.asarray(block, dtype=np.float64).mean(0).astype(np.float32)
+        norms = np.linalg.norm(centred, axis=1, keepdims=True)
+        parts.append(centred / np.maximum(norms, 1e-12) * np.float32(np.sqrt(weight)))
+    return np.concatenate(parts, axis=1).astype(np.float32)
+
+
+def encode_targets(
+    teacher: SentenceTransformer, sentences: Sequence[str], prompt: str, destination: str | os.PathLike[str]
+) -> np.ndarray:
+    """The teacher's normalised vectors of ``sentences`` (in their order), published in ``destination/targets.npy``.
+
+    The pass runs in resumable chunks (``destination.partial``), shortest sentences first so that a batch pads
+    little; a finished folder is read back without a pass.
+    """
+    destination = Path(destination)
+    if (destination / TARGETS_FILE).is_file():
+        return np.load(destination / TARGETS_FILE)
+    order = np.argsort([len(sentence) for sentence in sentences], kind="stable")
+    partial = destination.with_name(destination.name + ".partial")
+    ordered = encode_long_texts(
+        teacher,
+        [sentences[index] for index in order],
+        prompt,
+        partial,
+        batch_size=128,
+        description="Encoding with the second teacher",
+    )
+    vectors = np.empty_like(ordered)
+    vectors[order] = ordered
+    with staged_folder(destination, replaceable=lambda _: True) as staging:
+        np.save(staging / TARGETS_FILE, vectors)
+    for chunk in partial.glob("*"):
+        chunk.unlink()
+    partial.rmdir()
+    logger.info("Encoded %d sentences with the second teacher.", len(vectors))
+    return vectors
