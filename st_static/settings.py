@@ -113,6 +113,23 @@ class ExtractionSettings:
         "targets so the table learns how long texts' words add up (documents, search); 0: none.",
     )
     long_text_sentences: int = setting(4, "Corpus lines joined into one long text.")
+    second_teacher: str | None = setting(
+        None,
+        "A second teacher (Sentence Transformer folder or Hub repo id) whose similarities the distillation also "
+        "learns: it encodes a sample of the distillation sentences and the targets mix both teachers' cosines "
+        "(st_static.extraction.target_mix); the first teacher still gives the words' vectors.",
+    )
+    second_teacher_prompt: str | None = setting(
+        None, 'Text put before every sentence for the second teacher. Default: its own prompt; "" for none.'
+    )
+    second_teacher_weight: float = setting(
+        0.5, "The second teacher's share of the distilled cosines (0 to 1; the first teacher has the rest)."
+    )
+    second_teacher_sentences: int = setting(
+        100_000,
+        "Distillation sentences (a random sample of the first teacher's) that the second teacher encodes; the "
+        "distillation then trains on these.",
+    )
     complete_spaceless: bool = setting(
         True,
         "Cross-lingual tables with Chinese or Japanese: add the teacher's tokens of those scripts that the corpus "
@@ -155,6 +172,14 @@ class ExtractionSettings:
             or (self.long_text_sentences < 2)
         ):
             raise SettingsError(f"long_text_sentences must be 2 or more, got {self.long_text_sentences!r}.")
+        if self.second_teacher is not None:
+            if not isinstance(self.second_teacher, str | os.PathLike) or not str(self.second_teacher).strip():
+                raise SettingsError(f"second_teacher must name a Sentence Transformer, got {self.second_teacher!r}.")
+            self.second_teacher = str(self.second_teacher)
+        weight = self.second_teacher_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0.0 <= weight <= 1.0:
+            raise SettingsError(f"second_teacher_weight must lie in [0, 1], got {weight!r}.")
+        _positive_int(self, "second_teacher_sentences")
         if not 0.0 <= self.wordfreq_weight <= 1.0:
             raise SettingsError(f"wordfreq_weight must lie in [0, 1], got {self.wordfreq_weight}.")
         if self.teacher_precision not in ("auto", "float32", "bfloat16"):
@@ -167,6 +192,12 @@ class ExtractionSettings:
         if self.prompt is not None:
             return self
         return replace(self, prompt=default_prompt(self.teacher))
+
+    def with_second_teacher_prompt(self) -> ExtractionSettings:
+        """These settings with the second teacher's own prompt filled in where a second teacher has none."""
+        if self.second_teacher is None or self.second_teacher_prompt is not None:
+            return self
+        return replace(self, second_teacher_prompt=default_prompt(self.second_teacher))
 
 
 @dataclass
@@ -349,6 +380,14 @@ class BuildSettings:
                 raise SettingsError(
                     f"Extra pairs for {language!r}, which is not one of the paired languages {self.languages[1:]}."
                 )
+        if self.extraction.second_teacher is not None:
+            if self.parallel:
+                raise SettingsError(
+                    "second_teacher mixes two teachers' sentence similarities for a one-language table; a "
+                    "cross-lingual build trains on translation pairs."
+                )
+            if self.extraction.long_texts or self.passages:
+                raise SettingsError("second_teacher does not read long texts: leave out long_texts and passages.")
         dim = self.reduction.dim
         if self.refinement.matryoshka_dims and max(self.refinement.matryoshka_dims) > dim:
             raise SettingsError(

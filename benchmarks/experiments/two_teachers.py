@@ -48,7 +48,7 @@ def main() -> None:
 
     from st_static import load_model
     from st_static.extraction.stages import ExtractionStage
-    from st_static.extraction.target_mix import encode_targets, mix_targets
+    from st_static.extraction.target_mix import run_second_teacher
     from st_static.extraction.teacher_model import load_teacher
     from st_static.settings import RefinementSettings
     from st_static.training import refine
@@ -57,12 +57,11 @@ def main() -> None:
     reduction = _only(arguments.work, "pca-*")
     sentences = extraction.sentences()
     first = extraction.teacher_embeddings()
-    sample = np.sort(np.random.default_rng(0).permutation(len(sentences))[: arguments.sentences])
-    chosen = [sentences[index] for index in sample]
     started = time.perf_counter()
     teacher = load_teacher(arguments.second_teacher, precision="auto")
-    second = encode_targets(teacher, chosen, arguments.prompt, arguments.cache)
+    second = run_second_teacher(teacher, sentences, arguments.prompt, arguments.sentences, arguments.cache)
     del teacher
+    chosen = [sentences[index] for index in second.sample]
     encode_seconds = time.perf_counter() - started
     print(f"second teacher: {len(chosen)} sentences in {encode_seconds:.0f} s", flush=True)
 
@@ -70,7 +69,7 @@ def main() -> None:
     rows = []
     for weight in (float(value) for value in arguments.weights.split(",")):
         started = time.perf_counter()
-        targets = mix_targets([np.asarray(first[sample]), second], [1.0 - weight, weight])
+        targets = second.mixed_with(first, weight)
         settings = RefinementSettings(steps=arguments.steps)
         model = refine(load_model(reduction), settings, sentences=chosen, teacher_embeddings=targets).model
         seconds = time.perf_counter() - started

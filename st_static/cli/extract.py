@@ -46,6 +46,10 @@ NOT_EXTRACTED = frozenset(
         "long_texts",
         "long_text_sentences",
         "piece_rows",
+        "second_teacher",
+        "second_teacher_prompt",
+        "second_teacher_sentences",
+        "second_teacher_weight",
         "storage",
     }
 )

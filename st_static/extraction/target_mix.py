@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,55 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TARGETS_FILE = "targets.npy"
+SAMPLE_FILE = "sample.npy"
+
+
+@dataclass(frozen=True)
+class SecondTeacherTargets:
+    """Which distillation sentences the second teacher read (``sample``: their indices) and its vectors of them."""
+
+    sample: np.ndarray
+    vectors: np.ndarray
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str]) -> SecondTeacherTargets:
+        folder = Path(folder)
+        return cls(sample=np.load(folder / SAMPLE_FILE), vectors=np.load(folder / TARGETS_FILE))
+
+    def mixed_with(self, first: np.ndarray, weight: float) -> np.ndarray:
+        """Targets mixing the first teacher's vectors of every distillation sentence (``first``) with these, for
+        the sampled sentences: ``weight`` is the second teacher's share."""
+        return mix_targets([np.asarray(first[self.sample]), self.vectors], [1.0 - weight, weight])
+
+
+def sample_sentences(count: int, size: int, seed: int = 0) -> np.ndarray:
+    """Sorted indices of ``size`` of ``count`` sentences (all of them when ``size >= count``), chosen with ``seed``."""
+    return np.sort(np.random.default_rng(seed).permutation(count)[:size])
+
+
+def run_second_teacher(
+    teacher: SentenceTransformer,
+    sentences: Sequence[str],
+    prompt: str,
+    size: int,
+    destination: str | os.PathLike[str],
+) -> SecondTeacherTargets:
+    """Encode a sample of ``size`` of the distillation ``sentences`` with the second teacher and publish the
+    sample and the vectors in ``destination`` (resumable; a finished folder is read back)."""
+    destination = Path(destination)
+    if (destination / SAMPLE_FILE).is_file() and (destination / TARGETS_FILE).is_file():
+        return SecondTeacherTargets.open(destination)
+    sample = sample_sentences(len(sentences), size)
+    partial = destination.with_name(destination.name + ".partial")
+    vectors = encode_targets(teacher, [sentences[index] for index in sample], prompt, partial)
+    with staged_folder(destination, replaceable=lambda _: True) as staging:
+        np.save(staging / TARGETS_FILE, vectors)
+        np.save(staging / SAMPLE_FILE, sample)
+    for chunk in partial.glob("*"):
+        chunk.unlink()
+    partial.rmdir()
+    logger.info("The second teacher encoded %d distillation sentences.", len(sample))
+    return SecondTeacherTargets(sample=sample, vectors=vectors)
 
 
 def mix_targets(blocks: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
@@ -58,19 +108,13 @@ def mix_targets(blocks: Sequence[np.ndarray], weights: Sequence[float]) -> np.nd
     return np.concatenate(parts, axis=1).astype(np.float32)
 
 
-def encode_targets(
-    teacher: SentenceTransformer, sentences: Sequence[str], prompt: str, destination: str | os.PathLike[str]
-) -> np.ndarray:
-    """The teacher's normalised vectors of ``sentences`` (in their order), published in ``destination/targets.npy``.
+def encode_targets(teacher: SentenceTransformer, sentences: Sequence[str], prompt: str, partial: Path) -> np.ndarray:
+    """The teacher's normalised vectors of ``sentences``, in their order.
 
-    The pass runs in resumable chunks (``destination.partial``), shortest sentences first so that a batch pads
-    little; a finished folder is read back without a pass.
+    The pass runs shortest sentences first (a batch pads little) in chunks kept in ``partial``, so an interrupted
+    pass resumes.
     """
-    destination = Path(destination)
-    if (destination / TARGETS_FILE).is_file():
-        return np.load(destination / TARGETS_FILE)
     order = np.argsort([len(sentence) for sentence in sentences], kind="stable")
-    partial = destination.with_name(destination.name + ".partial")
     ordered = encode_long_texts(
         teacher,
         [sentences[index] for index in order],
@@ -81,10 +125,4 @@ def encode_targets(
     )
     vectors = np.empty_like(ordered)
     vectors[order] = ordered
-    with staged_folder(destination, replaceable=lambda _: True) as staging:
-        np.save(staging / TARGETS_FILE, vectors)
-    for chunk in partial.glob("*"):
-        chunk.unlink()
-    partial.rmdir()
-    logger.info("Encoded %d sentences with the second teacher.", len(vectors))
     return vectors

@@ -264,6 +264,20 @@ class ExtendRecord(_Record):
 
 
 @dataclass(kw_only=True, repr=False)
+class SecondTeacherRecord(_Record):
+    """``second_teacher``: the teacher whose similarities the distillation mixed in (``--second-teacher``)."""
+
+    teacher: str | None = None
+    """Hub id of the second teacher, or a local teacher's folder name."""
+    prompt: str | None = None
+    weight: float | None = None
+    """Its share of the distilled cosines (the first teacher has the rest)."""
+    sentences: int | None = None
+    """Distillation sentences it encoded."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
 class PiecesRecord(_Record):
     """``pieces``: the subword-piece rows :func:`st_static.add_piece_rows` gave the table (what unknown words read)."""
 
@@ -356,6 +370,7 @@ class ModelMetadata(_Record):
     ensemble: EnsembleRecord | None = None
     truncated_from_dim: int | None = None
     fallback: FallbackRecord | None = None
+    second_teacher: SecondTeacherRecord | None = None
     pieces: PiecesRecord | None = None
     extend: list[ExtendRecord] | None = None
     """What each :func:`st_static.extend` added, in order."""

@@ -52,14 +52,15 @@ from st_static.extraction.stages import (
     run_pieces,
     run_reduction,
 )
+from st_static.extraction.target_mix import SAMPLE_FILE, SecondTeacherTargets, run_second_teacher
 from st_static.extraction.teacher_model import load_teacher, load_teacher_tokenizer, teacher_precision
 from st_static.files import content_digest, staged_folder
 from st_static.model.languages import has_spaceless_language
-from st_static.model.metadata import ModelMetadata
+from st_static.model.metadata import ModelMetadata, SecondTeacherRecord
 from st_static.model.save_load import load_model, write_model
 from st_static.pipeline.input_checks import check_dimensions, check_input_files
 from st_static.settings import BuildSettings
-from st_static.teachers import teacher_dimension
+from st_static.teachers import teacher_dimension, teacher_record
 from st_static.training.records import HISTORY_FILE_NAME
 
 logger = logging.getLogger(__name__)
@@ -109,6 +110,12 @@ class _Stages:
 
 COMPLETION_FIELDS = ("complete_words", "complete_spaceless")  # keyed by the completion stage, not the extraction
 LONG_TEXT_FIELDS = ("long_texts", "long_text_sentences")  # keyed by the long-texts stage
+SECOND_TEACHER_FIELDS = (
+    "second_teacher",
+    "second_teacher_prompt",
+    "second_teacher_sentences",
+    "second_teacher_weight",
+)  # keyed by the second-teacher stage (its weight by the refinement)
 FALLBACK_FIELDS = (
     "fallback_rows",
     "piece_rows",
@@ -140,8 +147,13 @@ def run_pipeline(
     source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
     if corpus is None and settings.corpus:
         corpus = corpus_files(settings.corpus, source_filter)
-    settings = dataclasses.replace(settings, extraction=settings.extraction.with_teacher_prompt())
+    settings = dataclasses.replace(
+        settings, extraction=settings.extraction.with_teacher_prompt().with_second_teacher_prompt()
+    )
     logger.info("Teacher prompt: %r.", settings.extraction.prompt)
+    if settings.extraction.second_teacher is not None:
+        load_teacher_tokenizer(settings.extraction.second_teacher)  # a missing second teacher fails now too
+        logger.info("Second teacher prompt: %r.", settings.extraction.second_teacher_prompt)
     parallel_files = settings.parallel_files()
     sizes = check_input_files(settings, corpus, source_filter)
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
@@ -155,6 +167,7 @@ def run_pipeline(
     extraction_settings = asdict(settings.extraction)
     completion_settings = {name: extraction_settings.pop(name) for name in COMPLETION_FIELDS}
     long_text_settings = {name: extraction_settings.pop(name) for name in LONG_TEXT_FIELDS}
+    second_teacher_settings = {name: extraction_settings.pop(name) for name in SECOND_TEACHER_FIELDS}
     for name in FALLBACK_FIELDS:
         extraction_settings.pop(name)
     extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
@@ -205,13 +218,29 @@ def run_pipeline(
         long_texts = _long_texts(settings, corpus, work_dir / f"long-texts-{long_key}")
         stages.finished("long texts", started, None)
         refinement_inputs.append(long_key)
+    second_targets = None
+    if settings.extraction.second_teacher is not None:
+        weight = second_teacher_settings.pop("second_teacher_weight")
+        precision = teacher_precision(settings.extraction.teacher_precision, settings.device)
+        second_key = stage_key(extraction_key, second_teacher_settings, precision)
+        started = time.perf_counter()
+        second_targets = _second_teacher(settings, extraction, work_dir / f"second-teacher-{second_key}")
+        stages.finished("second teacher", started, None)
+        refinement_inputs.append([second_key, weight])
+        second_record = SecondTeacherRecord(
+            teacher=teacher_record(str(settings.extraction.second_teacher)),
+            prompt=settings.extraction.second_teacher_prompt,
+            weight=float(weight),
+            sentences=len(second_targets.sample),
+        )
+        metadata = ModelMetadata(second_teacher=second_record).merged(metadata or ModelMetadata())
     refinement_key = stage_key(reduction_key, asdict(settings.refinement), *refinement_inputs)
     stage = "contrastive" if multilingual is not None else "distillation"
     refined_path = work_dir / f"{stage}-{refinement_key}"
     started = time.perf_counter()
     if not (refined_path / "modules.json").is_file():  # every process trains (DDP); the first one writes
         pairs = multilingual.pairs if multilingual is not None else None
-        _refine(reduced, extraction, settings, refined_path, pairs, long_texts)
+        _refine(reduced, extraction, settings, refined_path, pairs, long_texts, second_targets)
     barrier()
     refined = load_model(refined_path)
     refined[0].metadata = refined[0].metadata.merged(_recorded_inputs(settings, corpus, metadata))
@@ -402,6 +431,27 @@ def _long_texts(settings: BuildSettings, corpus: CorpusSource, destination: Path
     return LongTexts.open(destination)
 
 
+def _second_teacher(settings: BuildSettings, extraction: ExtractionStage, destination: Path) -> SecondTeacherTargets:
+    """Step 1d: the second teacher's vectors of a sample of the distillation sentences (one process makes them;
+    the others read its folder)."""
+    extraction_settings = settings.extraction
+    if is_first_process() and not (destination / SAMPLE_FILE).is_file():
+        teacher = load_teacher(
+            str(extraction_settings.second_teacher),
+            device=settings.device,
+            precision=extraction_settings.teacher_precision,
+        )
+        run_second_teacher(
+            teacher,
+            extraction.sentences(),
+            extraction_settings.second_teacher_prompt or "",
+            extraction_settings.second_teacher_sentences,
+            destination,
+        )
+    barrier()
+    return SecondTeacherTargets.open(destination)
+
+
 def _extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
     source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
@@ -418,6 +468,7 @@ def _refine(
     destination: Path,
     pairs: dict[tuple[str, str], list[tuple[str, str]]] | None,
     long_texts: LongTexts | None = None,
+    second_targets: SecondTeacherTargets | None = None,
 ) -> None:
     """Step 3: train the reduced table on the cached teacher targets and/or translation pairs; save the refined
     model with its training record (``training/``) in ``destination``."""
@@ -428,6 +479,9 @@ def _refine(
     if pairs is None or settings.refinement.crosslingual_distillation:
         sentences = extraction.sentences()
         targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
+        if second_targets is not None:  # the sample both teachers read, their cosines mixed
+            sentences = [sentences[index] for index in second_targets.sample]
+            targets = second_targets.mixed_with(targets, settings.extraction.second_teacher_weight)
         if long_texts is not None:
             sentences = [*sentences, *long_texts.texts]
             targets = np.concatenate([targets, long_texts.targets])
