@@ -13,7 +13,7 @@ from sentence_transformers import SentenceTransformer
 from typer.testing import CliRunner
 
 import st_static
-import st_static.extraction.stages as stages_module
+import st_static.stages.extraction as stages_module
 from st_static.cli import app
 from st_static.errors import StStaticError
 from st_static.evaluation.report import stage_scores_markdown

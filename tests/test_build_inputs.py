@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import st_static.extraction.stages as stages_module
+import st_static.stages.extraction as stages_module
 from st_static.cli import app
 from st_static.data_files import DataFormatError, read_translation_pairs
 from st_static.extraction.corpus import CorpusError, check_corpus, iter_sentences

@@ -106,9 +106,10 @@ def test_too_few_known_tokens_is_a_clear_error(cjk_teacher: SentenceTransformer)
 
 
 def test_completion_stage_folder_is_read_like_an_extraction(tmp_path: Path, cjk_teacher: SentenceTransformer) -> None:
-    from st_static.extraction.stages import ExtractionStage, run_completion
     from st_static.model.save_load import save_model
     from st_static.settings import ExtractionSettings
+    from st_static.stages.completion import run_completion
+    from st_static.stages.extraction_folder import ExtractionStage
 
     module = _module_with_known_tokens(cjk_teacher, HAN_CHARACTERS[:120], np.eye(32, dtype=np.float32))
     extraction = tmp_path / "extraction"

@@ -15,7 +15,7 @@ import pytest
 from sentence_transformers import SentenceTransformer
 
 import st_static
-import st_static.extraction.stages as stages_module
+import st_static.stages.extraction as stages_module
 from st_static.extraction.corpus import CorpusError, check_corpus
 from st_static.teachers import TeacherError
 

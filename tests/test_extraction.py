@@ -31,10 +31,10 @@ from st_static.extraction import (
     select_sentences,
 )
 from st_static.extraction.extract import plan_batches, teacher_token_counts
-from st_static.extraction.stages import ExtractionStage
 from st_static.extraction.teacher_model import load_teacher, teacher_precision
 from st_static.model.tokenization import build_word_tokenizer
 from st_static.settings import ReductionSettings
+from st_static.stages.extraction_folder import ExtractionStage
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 
@@ -294,7 +294,7 @@ def test_reduced_table_gives_the_transformed_sentence_mean(tiny_teacher, corpus_
     reduction = ReductionSettings(dim=8, removed_components=1)
     reduced = run_reduction(stage, tmp_path / "reduced", reduction)
     raw = st_static.model.save_load.load_model(stage.model_path)
-    from st_static.extraction.stages import fit_reduction
+    from st_static.stages.reduction import fit_reduction
 
     transform = fit_reduction(raw[0], stage.pca_sentences(), reduction)
     texts = ["the cat sat on the mat", "a red dog"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import st_static.extraction.stages as stages_module
+import st_static.stages.extraction as stages_module
 from st_static import save_model
 from st_static.cli import app
 from st_static.data_files import DataFormatError

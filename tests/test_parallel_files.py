@@ -24,8 +24,9 @@ from st_static.extraction.pair_sources import (
 )
 from st_static.files import content_digest
 from st_static.model_card import render_model_card
-from st_static.pipeline.run import distinct_file_names, pair_file_digests
 from st_static.settings import BuildSettings, SettingsError
+from st_static.stages.base import distinct_file_names
+from st_static.stages.extraction import pair_file_digests
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 from .test_build import GERMAN

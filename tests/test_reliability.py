@@ -18,7 +18,7 @@ from safetensors import SafetensorError
 from typer.testing import CliRunner
 
 import st_static
-import st_static.extraction.stages as stages_module
+import st_static.stages.extraction as stages_module
 from st_static import save_model
 from st_static.cli import app
 from st_static.errors import FolderInUseError, StStaticError, UnsafeDestinationError

@@ -69,7 +69,7 @@ def test_values_are_checked_when_settings_are_made(kind, values, message):
 
 
 def test_the_stage_key_follows_every_field():
-    from st_static.pipeline.run import stage_key
+    from st_static.stages.base import stage_key
 
     base = RefinementSettings()
     changes = [("steps", 11), ("temperature", 0.1), ("center_teacher", False), ("loss", "contrastive")]
@@ -137,7 +137,7 @@ def test_the_teachers_default_prompt_is_used_unless_the_user_gives_one(tmp_path)
 def test_settings_a_build_cannot_use_are_one_error_line_before_the_teacher_runs(
     tmp_path, monkeypatch, options, message
 ):
-    import st_static.extraction.stages as stages
+    import st_static.stages.extraction as stages
 
     monkeypatch.setattr(stages, "load_teacher", lambda *a, **k: pytest.fail("the teacher was loaded"))
     teacher = make_tiny_teacher(tmp_path / "teacher")  # 32-d

@@ -30,8 +30,8 @@ import st_static
 from benchmarks.common import command_line, resolve_teacher, task_evaluator
 from benchmarks.experiments.registry_passages import registry_groups
 from benchmarks.task_levers import STS_DEV, STS_TEST, report, scored_row, task_scores
-from st_static.extraction.stages import ExtractionStage
 from st_static.losses.similarity_distillation import similarity_distillation_loss
+from st_static.stages.extraction_folder import ExtractionStage
 
 
 def cross_distillation_loss(

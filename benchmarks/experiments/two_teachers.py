@@ -47,10 +47,10 @@ def main() -> None:
     arguments = parser.parse_args()
 
     from st_static import load_model
-    from st_static.extraction.stages import ExtractionStage
     from st_static.extraction.target_mix import run_second_teacher
     from st_static.extraction.teacher_model import load_teacher
     from st_static.settings import RefinementSettings
+    from st_static.stages.extraction_folder import ExtractionStage
     from st_static.training import refine
 
     extraction = ExtractionStage.open(_only(arguments.work, "completion-*"))

@@ -25,7 +25,8 @@ def extract(
     """
     from st_static.cli.options import settings_from_options
     from st_static.distributed import process_rank
-    from st_static.extraction import run_extraction, run_reduction
+    from st_static.stages.extraction import run_extraction
+    from st_static.stages.reduction import run_reduction
 
     settings = settings_from_options({**settings_values, "corpus": str(corpus)})
     stage = run_extraction(corpus, settings.extraction, out, resume=resume, languages=settings.languages)

@@ -1,0 +1,210 @@
+"""The shape every build stage shares, the state they pass down, and the timer that scores each stage.
+
+A stage (:class:`Stage`) says whether it runs in a build (``applies``) and runs (``run``), leaving what the later
+stages read on the :class:`Build`. A stage kept on disk (:class:`FolderStage`, all but the storage) also computes its
+key from the key of the stage it reads, ``asdict`` of its own settings and the content of its inputs (``key``), names
+its folder in the work folder ``LABEL-KEY`` (``folder``) and runs there (``run_in``), reusing a finished folder and
+resuming an interrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sentence_transformers import SentenceTransformer
+
+from st_static.extraction.corpus import CorpusSource, corpus_name
+from st_static.model.metadata import ModelMetadata
+from st_static.model.save_load import load_model
+from st_static.settings import BuildSettings, ExtractionSettings
+
+if TYPE_CHECKING:
+    from st_static.extraction.long_texts import LongTexts
+    from st_static.extraction.multilingual import MultilingualCorpus
+    from st_static.extraction.target_mix import SecondTeacherTargets
+    from st_static.stages.extraction import ExtractionStage
+
+Evaluator = Callable[[SentenceTransformer], dict[str, dict[str, Any]]]
+"""Scores a model: task name -> result with ``metric`` and ``score`` (x100), as ``st_static.evaluation`` gives."""
+
+KEYED_ELSEWHERE = {
+    "completion": ("complete_words", "complete_spaceless"),
+    "long texts": ("long_texts", "long_text_sentences"),
+    "second teacher": ("second_teacher", "second_teacher_prompt", "second_teacher_sentences", "second_teacher_weight"),
+    "after the refinement": ("fallback_rows", "piece_rows", "storage"),  # each keys its own folder only
+}
+"""``ExtractionSettings`` fields that key a later stage, not the extraction (its weight keys the refinement)."""
+
+
+def stage_key(*parts: object) -> str:
+    """A short hash of everything a stage depends on."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def stage_settings(settings: ExtractionSettings, stage: str) -> dict[str, Any]:
+    """``asdict`` of the ``ExtractionSettings`` fields that key ``stage`` (a key of :data:`KEYED_ELSEWHERE`)."""
+    values = asdict(settings)
+    return {name: values[name] for name in KEYED_ELSEWHERE[stage]}
+
+
+def peak_memory_mib() -> float:
+    """Peak resident memory of this process so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@dataclass
+class Build:
+    """One build as its stages see it: its inputs, then what each stage left for the later ones."""
+
+    settings: BuildSettings
+    work_dir: Path
+    corpus: CorpusSource | None = None
+    metadata: ModelMetadata | None = None
+    """Extra metadata for the refined model (``build_command``; the second teacher's record)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Stage name -> the key of its folder, for every stage keyed so far."""
+    multilingual: MultilingualCorpus | None = None
+    extraction: ExtractionStage | None = None
+    """The raw table with its targets: the extraction's folder, or the completion's when it ran."""
+    reduced: SentenceTransformer | None = None
+    long_texts: LongTexts | None = None
+    second_targets: SecondTeacherTargets | None = None
+    refined_path: Path | None = None
+    """The refinement's folder (the model with ``training/``)."""
+    model: SentenceTransformer | None = None
+    """The latest stage's model."""
+    model_path: Path | None = None
+    """The folder of the latest saved model (the one the fallback and pieces stages read)."""
+
+    def extracted(self) -> ExtractionStage:
+        """The raw table's folder (raises unless the extraction ran)."""
+        if self.extraction is None:
+            raise RuntimeError("the stages ran out of order: no extraction yet")
+        return self.extraction
+
+    def refined(self) -> Path:
+        """The refinement's folder (raises unless the refinement ran)."""
+        if self.refined_path is None:
+            raise RuntimeError("the stages ran out of order: no refinement yet")
+        return self.refined_path
+
+    @property
+    def table_key(self) -> str:
+        """The key of the raw table the later stages read: the completion's when it ran, else the extraction's."""
+        return self.keys.get("completion", self.keys["extraction"])
+
+    def recorded_inputs(self) -> ModelMetadata:
+        """Metadata naming the build's inputs by file name (never a path of this machine), plus ``metadata``."""
+        settings = self.settings
+        parallel = [path for paths in settings.parallel_files().values() for path in paths]
+        extra = list((settings.extra_pairs or {}).values())
+        names = distinct_file_names([*parallel, *extra])
+        corpus = [corpus_name(self.corpus)] if self.corpus is not None else []
+        recorded = ModelMetadata(
+            corpus=", ".join([*corpus, *names[: len(parallel)]]),
+            parallel=names[: len(parallel)] or None,
+            extra_pairs=names[len(parallel) :] or None,
+            keep_sources=settings.keep_sources or None,
+            leave_out_sources=settings.leave_out_sources or None,
+            data_license=settings.data_license or None,
+        )
+        return recorded.merged(self.metadata) if self.metadata is not None else recorded
+
+    def record_inputs(self, model: SentenceTransformer) -> SentenceTransformer:
+        """``model`` with :meth:`recorded_inputs` merged into its metadata."""
+        model[0].metadata = model[0].metadata.merged(self.recorded_inputs())
+        return model
+
+
+class Stage(ABC):
+    """One stage of a build: whether it runs, its label, its run."""
+
+    name: ClassVar[str]
+    """The stage's name: its entry in ``Build.keys`` (and by default its label)."""
+
+    def applies(self, build: Build) -> bool:
+        """Whether the stage runs in this build."""
+        return True
+
+    def label(self, build: Build) -> str:
+        """The stage's name in the scores and timings (and its folder's, ``-`` for spaces)."""
+        return self.name
+
+    @abstractmethod
+    def run(self, build: Build) -> SentenceTransformer | Path | None:
+        """Run the stage, leave its results on ``build``; return the model to score, if any."""
+
+
+class FolderStage(Stage):
+    """A stage kept in a folder of the work folder, ``LABEL-KEY``: reused when finished, resumed when not."""
+
+    @abstractmethod
+    def key(self, build: Build) -> str:
+        """A hash of everything the stage depends on (:func:`stage_key`)."""
+
+    def folder(self, build: Build) -> Path:
+        """Key the stage (recorded in ``build.keys``) and return its folder."""
+        build.keys[self.name] = key = self.key(build)
+        return build.work_dir / f"{self.label(build).replace(' ', '-')}-{key}"
+
+    def run(self, build: Build) -> SentenceTransformer | Path | None:
+        return self.run_in(build, self.folder(build))
+
+    @abstractmethod
+    def run_in(self, build: Build, folder: Path) -> SentenceTransformer | Path | None:
+        """Make (or reuse) ``folder``, leave the stage's results on ``build``; return the model to score, if any."""
+
+
+class StageTimer:
+    """Times the stages of one build and scores the model each one leaves."""
+
+    def __init__(self, evaluate: Evaluator | None) -> None:
+        self.evaluate = evaluate
+        self.seconds: dict[str, float] = {}
+        self.scores: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def finished(self, name: str, started: float, model: SentenceTransformer | Path | None) -> None:
+        self.seconds[name] = time.perf_counter() - started
+        if self.evaluate is not None and model is not None:
+            self.scores[name] = self.evaluate(load_model(model) if isinstance(model, Path) else model)
+
+    def run(self, build: Build, stages: Sequence[Stage]) -> None:
+        """Run the stages that apply to ``build``, in order."""
+        for stage in stages:
+            if stage.applies(build):
+                started = time.perf_counter()
+                self.finished(stage.label(build), started, stage.run(build))
+
+
+def plan_folders(build: Build, stages: Sequence[Stage]) -> dict[str, Path]:
+    """The folder of every stage kept in one that applies to ``build``, keyed without running any (label ->
+    folder)."""
+    return {
+        stage.label(build): stage.folder(build)
+        for stage in stages
+        if isinstance(stage, FolderStage) and stage.applies(build)
+    }
+
+
+def distinct_file_names(paths: Sequence[str]) -> list[str]:
+    """Each path's shortest tail of folders + file name that tells it apart from the others (``en-de.tsv`` and
+    ``extra/en-de.tsv``): names a model may record, never a path of this machine."""
+    parts = [Path(os.path.abspath(path)).parts[1:] for path in paths]
+    names = []
+    for index, path_parts in enumerate(parts):
+        others = [other for position, other in enumerate(parts) if position != index]
+        length = 1
+        while length < len(path_parts) and any(other[-length:] == path_parts[-length:] for other in others):
+            length += 1
+        names.append("/".join(path_parts[-length:]))
+    return names
