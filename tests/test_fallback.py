@@ -343,3 +343,14 @@ def test_a_build_ends_with_fallback_rows(symbols_teacher, tmp_path):
     cosines = (st_static.encode(model, sentences) * st_static.encode(without, sentences)).sum(axis=1)
     assert cosines.min() > 1 - 1e-6
     assert torch.equal(model[0].word_vectors.detach()[: without[0].num_words], without[0].word_vectors.detach())
+
+
+def test_a_wordless_text_of_many_dropped_tokens_keeps_its_vector_in_a_bare_load(fallback_model, tmp_path):
+    # sentence-transformers' mean counts the tokens the table drops, so 300,000 of them shrink the mean of a text
+    # without a word (a symbol's tiny row) towards the empty-text bias: the bias must stay negligible even there.
+    st_static.save_model(fallback_model, tmp_path / "model")
+    text = "? " + "\u00a7 " * 300_000  # "§": no row, no fallback row
+    bare = SentenceTransformer(str(tmp_path / "model"), device="cpu").encode([text])
+    ours = st_static.encode(st_static.load_model(tmp_path / "model"), [text])
+    assert float((bare * ours).sum()) > 0.99999
+    assert np.linalg.norm(SentenceTransformer(str(tmp_path / "model"), device="cpu").encode([""])) == pytest.approx(1)

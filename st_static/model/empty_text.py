@@ -38,8 +38,9 @@ from st_static.errors import ModelFolderError
 
 logger = logging.getLogger(__name__)
 
-EMPTY_TEXT_BIAS_NORM = 1e-10
-"""The bias's norm: above ``Normalize``'s epsilon (1e-12), far below any text's mean."""
+EMPTY_TEXT_BIAS_NORM = 2e-12
+"""The bias's norm: above ``Normalize``'s epsilon (1e-12), far below any text's mean, even a mean that
+sentence-transformers divides by 300,000 dropped tokens (a bias of 1e-10 moved such a text to cosine 0.997)."""
 _LARGEST_BIAS_NORM = 1e-6
 _SAME_DIRECTION = 0.999
 
