@@ -112,3 +112,25 @@ def test_a_missing_second_teacher_fails_before_the_teacher_pass(teachers, tmp_pa
     with pytest.raises(TeacherError):
         st_static.distill(str(first), TINY_CORPUS, work_dir=work, second_teacher=str(tmp_path / "missing"), **TINY)
     assert not list(work.glob("extraction-*"))
+
+
+def test_the_second_teachers_pass_gives_its_sentence_vectors_in_order_and_resumes(teachers, tmp_path, monkeypatch):
+    from sentence_transformers import SentenceTransformer
+
+    from st_static.extraction import target_mix
+
+    monkeypatch.setattr(target_mix, "CHUNK", 4)
+    teacher = SentenceTransformer(str(teachers[1]), device="cpu")
+    sentences = list(dict.fromkeys(TINY_CORPUS))[:10]
+    vectors = target_mix.encode_targets(teacher, sentences, "", tmp_path / "partial")
+    np.testing.assert_allclose(vectors, teacher.encode(sentences, normalize_embeddings=True), atol=1e-5)
+    chunks = sorted((tmp_path / "partial").glob("chunk-*.npy"))
+    assert len(chunks) == 3
+    chunks[-1].unlink()  # as if interrupted in the last chunk
+    calls = []
+    forward = teacher.forward
+    monkeypatch.setattr(teacher, "forward", lambda features, **kwargs: calls.append(1) or forward(features, **kwargs))
+    np.testing.assert_allclose(
+        target_mix.encode_targets(teacher, sentences, "", tmp_path / "partial"), vectors, atol=1e-6
+    )
+    assert 1 <= len(calls) <= 2  # only the missing chunk's batches ran again
