@@ -9,7 +9,8 @@
 A full build's work folder (``st-static build --out DIR``: ``--work DIR.work``) is scored without a new teacher pass
 when the variant repeats the build's settings (its ``--corpus`` files, ``--set leave_out_sources=["chitchat"]``):
 every stage is taken from the cache; a variant that changes only later settings (``dim``, ``steps``) reruns only
-those stages. A variant's ``work=FOLDER`` scores another build's work folder in the same table.
+those stages. A variant's ``work=FOLDER`` scores another build's work folder in the same table. ``--final-only``
+scores each variant's published model only (stage "final"), not every stage.
 
 Each variant is ``st_static.distill`` over one shared stage cache with an evaluator that scores every stage: the STS
 dev sets (and stsb-en-test, reported only) and the English task files' dev halves (test halves reported only),
@@ -40,6 +41,7 @@ def main() -> None:
     parser.add_argument("--set", default="", help="name=value,... shared by every variant")
     parser.add_argument("--variant", action="append", required=True, help='"NAME|teacher=...,name=value,..."')
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--final-only", action="store_true", help="score only each variant's published model")
     arguments = parser.parse_args()
 
     from st_static.files import folder_lock
@@ -61,8 +63,9 @@ def main() -> None:
         started = time.perf_counter()
         work.mkdir(parents=True, exist_ok=True)
         with folder_lock(work):
-            result = run_pipeline(settings, work, evaluate=evaluate)
-        for stage, scores in result.stage_scores.items():
+            result = run_pipeline(settings, work, evaluate=None if arguments.final_only else evaluate)
+        stage_scores = {"final": evaluate(result.model)} if arguments.final_only else result.stage_scores
+        for stage, scores in stage_scores.items():
             row = {
                 "variant": name,
                 "stage": stage,
