@@ -87,6 +87,12 @@ def test_a_second_teacher_keys_its_stage_moves_the_table_and_is_recorded(teacher
     record = both[0].metadata.second_teacher
     assert record.teacher == second.name and record.weight == 0.5 and record.sentences == 10
     assert plain[0].metadata.second_teacher is None
+    from st_static.model_card import render_model_card
+
+    card = " ".join(render_model_card(both).split())
+    assert f"the sentence similarities of a second teacher, `{second.name}`" in card
+    assert "0.5 that teacher's and the rest the first's, over 10 sentences" in card
+    assert "second teacher" not in render_model_card(plain)
 
     again = st_static.distill(
         str(first), corpus, work_dir=work, second_teacher=str(second), second_teacher_sentences=10, **TINY

@@ -326,3 +326,15 @@ def license_facts(metadata: ModelMetadata, teacher: TeacherInfo) -> tuple[str | 
     if any("GPL" in note or "CC BY-SA" in note for note in notes):
         notes.append(COPYLEFT_NOTE)
     return license_, text, notes
+
+
+def second_teacher_facts(metadata: ModelMetadata) -> dict[str, str] | None:
+    """The second teacher whose similarities the distillation mixed in (``--second-teacher``), as the card says it."""
+    record = metadata.second_teacher
+    if record is None:
+        return None
+    return {
+        "markdown": describe_teacher(record.teacher).markdown,
+        "weight": f"{record.weight:g}" if record.weight is not None else "a share",
+        "sentences": format_number(record.sentences) if record.sentences else "its",
+    }
