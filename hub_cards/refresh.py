@@ -251,6 +251,27 @@ NOMIC_512 = english(
     512,
     options=NOMIC_256.build_options[2:-2],
 )
+# The English flagship (issue 54): nomic's word vectors (the nomic build's extraction, completion and PCA) distilled
+# against a mix of both teachers' similarities, all-MiniLM-L6-v2 giving FLAGSHIP_WEIGHT of the cosines over every
+# distillation sentence (chosen on dev: benchmarks/results/2026-11-27-two-teachers.md).
+FLAGSHIP_WEIGHT = "0.6"
+FLAGSHIP_256 = replace(
+    english(
+        "nomic-ai/nomic-embed-text-v1.5",
+        768,
+        256,
+        options=(
+            *NOMIC_256.build_options[2:-2],
+            "--second-teacher",
+            "sentence-transformers/all-MiniLM-L6-v2",
+            "--second-teacher-sentences",
+            "300000",
+            "--second-teacher-weight",
+            FLAGSHIP_WEIGHT,
+        ),
+    ),
+    name="swe-nomic-minilm-256d",
+)
 # The e5 four-language recipe on the base and the extra translation pairs (issue 44): every pair file of each language,
 # nothing filtered out; the licences of the pairs are those of their Debian sources (../shared/data/README.md).
 EXTRA_PAIRS_LICENSE = (
@@ -288,6 +309,7 @@ E5_FOUR_LANGUAGES_EXTRA = replace(
 )
 SPECS: list[CardSpec | EnsembleSpec] = [
     MINILM_256,
+    FLAGSHIP_256,
     NOMIC_256,
     NOMIC_512,
     MPNET_256,

@@ -12,6 +12,7 @@ import ast
 import importlib
 import inspect
 import re
+import shlex
 from dataclasses import fields
 from pathlib import Path
 
@@ -35,7 +36,7 @@ RUN_BASH = [block for block in BLOCKS if block.language == "bash" and not block.
 NOT_RUN = [block for block in BLOCKS if block.not_run]
 CHOOSER_TABLES = (
     "swe-all-MiniLM-L6-v2-256d",
-    "swe-nomic-embed-text-v1.5-256d",
+    "swe-nomic-minilm-256d",
     "swe-multilingual-e5-small-en-de-ja-zh-extra",
 )
 
@@ -341,3 +342,34 @@ def test_every_extra_the_readme_names_exists():
     named = set(re.findall(r"st-static\[(\w+)\]", README_TEXT))
     assert {"train", "teachers", "clients", "eval"} <= named
     assert named <= set(extras)
+
+
+def _options(words: list[str]) -> dict[str, list[str]]:
+    """``--name value`` pairs of a command line, each name with its values in order."""
+    options: dict[str, list[str]] = {}
+    for index, word in enumerate(words):
+        if word.startswith("--"):
+            value = words[index + 1] if index + 1 < len(words) and not words[index + 1].startswith("--") else ""
+            options.setdefault(word, []).append(value)
+    return options
+
+
+def test_the_flagship_command_sits_under_the_line_naming_it_and_is_its_cards_recipe():
+    import sys
+
+    lines = README_TEXT.splitlines()
+    above = {block.line: next(line for line in reversed(lines[: block.line - 1]) if line.strip()) for block in BLOCKS}
+    flagship = [block for block in BLOCKS if "flagship" in above[block.line].lower()]
+    assert len(flagship) == 1, "one code block right under a line that calls it the flagship"
+    builds = [st_static_arguments(words) for words in shell_commands(flagship[0].code)]
+    (build,) = [arguments for arguments in builds if arguments and arguments[0] == "build"]
+    sys.path.insert(0, str(REPO_ROOT / "hub_cards"))
+    try:
+        import refresh
+    finally:
+        sys.path.remove(str(REPO_ROOT / "hub_cards"))
+    recipe = shlex.split(refresh.FLAGSHIP_256.commands("models").splitlines()[0])[2:]
+    ours, theirs = _options(build[1:]), _options(recipe)
+    assert Path(ours.pop("--teacher")[0]).name == Path(theirs.pop("--teacher")[0]).name  # a local copy of the teacher
+    assert ours == theirs
+    assert f"`{refresh.FLAGSHIP_256.name}`, the flagship" in README_TEXT  # its chooser row
