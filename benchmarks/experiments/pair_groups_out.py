@@ -1,0 +1,180 @@
+"""Which source groups of one language's extra translation pairs does the contrastive training want? Leave one
+group out at a time, from a finished cross-lingual build's cache.
+
+    python -m benchmarks.experiments.pair_groups_out --work MODELS/x.work --data ../shared/data \
+        --corpus MODELS/en-60k.txt --languages en,de,ja,zh \
+        --parallel de=DATA/parallel/en-de.tsv --parallel de=DATA/parallel/extra/en-de.tsv ... \
+        --set prompt='query: ',removed_components=10,sentences_per_word=10,teacher_precision=bfloat16 \
+        --set batch_size=128,learning_rate=0.001 --language de --steps 10000 \
+        --output benchmarks/results/DATE-pair-groups-out.md
+
+The build's settings (the same ``--corpus``, ``--parallel``, ``--languages`` and ``--set`` as the build) name its
+extraction, completion and PCA folders in ``--work``; they must be there: this script runs no teacher. Then the
+contrastive stage is trained again at ``--steps`` (a reduced size) once on every pair (``all pairs``) and once for
+each source group of ``--language``'s extra files (``pair_sources.GROUPS``, read from their ``.source.txt``) with
+that group's rows left out; the other languages keep all their pairs, and the table keeps every row (the
+extraction read every pair). Unlike ``pair_sources.py`` (one build per group, a teacher pass each), this measures
+what each group gives the training alone, in minutes a variant.
+
+Scores (x100) after the contrastive stage: Tatoeba both ways on the public files, which are the dev halves (they
+and English STS-B dev choose), and the cross-lingual STS-B test files (reported only). Each variant's table is kept
+in ``WORK/groups-out/`` and reused by a re-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import command_line, log, parse_settings, write_report
+from benchmarks.experiments.pair_sources import GROUPS, group_of, scores, source_names
+
+ALL_PAIRS = "all pairs"
+
+
+def slug(text: str) -> str:
+    """A folder name for a variant."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def group_counts(paths: list[Path]) -> Counter[str]:
+    """Rows per source group over the files that have a ``.source.txt``."""
+    counts: Counter[str] = Counter()
+    for path in paths:
+        if path.with_name(path.stem + ".source.txt").is_file():
+            counts.update(group_of(source) for source in source_names(path))
+    return counts
+
+
+def language_pairs(paths: list[Path], left_out: str | None) -> list[tuple[str, str]]:
+    """The pairs of ``paths`` in the build's order, without the rows of group ``left_out`` (files without a
+    ``.source.txt`` are read whole)."""
+    from st_static.extraction.pair_sources import SourceFilter, read_pairs
+
+    if left_out is None:
+        return [pair for path in paths for pair in read_pairs(path)]
+    sources = sorted(
+        {
+            source
+            for path in paths
+            if path.with_name(path.stem + ".source.txt").is_file()
+            for source in source_names(path)
+            if group_of(source) == left_out
+        }
+    )
+    source_filter = SourceFilter.of(None, sources)
+    return [pair for path in paths for pair in read_pairs(path, source_filter)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", type=Path, required=True, help="the finished build's work folder")
+    parser.add_argument("--data", type=Path, required=True, help="the data folder (sts/, tatoeba/)")
+    parser.add_argument("--corpus", action="append", default=[], help="the build's --corpus (repeat)")
+    parser.add_argument("--parallel", action="append", required=True, help="the build's --parallel LANG=FILE")
+    parser.add_argument("--languages", required=True, help="the build's --languages, e.g. en,de,ja,zh")
+    parser.add_argument("--set", action="append", default=[], help="the build's other settings, name=value,...")
+    parser.add_argument("--language", default="de", help="whose extra pairs' groups are left out")
+    parser.add_argument("--steps", type=int, default=10000, help="contrastive steps of every variant")
+    parser.add_argument("--groups", help="comma-separated groups to leave out (default: every group with rows)")
+    parser.add_argument("--output", type=Path)
+    arguments = parser.parse_args()
+
+    from st_static.files import folder_lock
+    from st_static.model.save_load import load_model
+    from st_static.pipeline.run import STAGES, prepare_build
+    from st_static.settings import BuildSettings
+    from st_static.stages.base import StageTimer, plan_folders
+    from st_static.stages.refinement import TRAINING_FOLDER, refine_table
+    from st_static.training.records import HISTORY_FILE_NAME
+
+    languages = arguments.languages.split(",")
+    overrides = {**parse_settings(arguments.set), "steps": arguments.steps}
+    settings = BuildSettings.from_flat(
+        corpus=arguments.corpus or None, parallel=arguments.parallel, languages=languages, **overrides
+    )
+    cached = STAGES[:3]  # extraction, completion, PCA
+    build = prepare_build(settings, arguments.work)
+    missing = [str(folder) for folder in plan_folders(build, cached).values() if not folder.is_dir()]
+    if missing:
+        raise SystemExit(f"error: the build's cached stages are not in {arguments.work}: {', '.join(missing)}")
+    with folder_lock(arguments.work):
+        StageTimer(None).run(build, cached)
+    if build.multilingual is None:
+        raise SystemExit("error: these settings are not a cross-lingual build")
+    files = [Path(path) for path in settings.parallel_files()[arguments.language]]
+    counts = group_counts(files)
+    groups = arguments.groups.split(",") if arguments.groups else [group for group in GROUPS if counts[group]]
+    groups += [group for group in counts if group not in GROUPS and not arguments.groups]
+    log(f"{arguments.language} rows per group: {dict(counts)}")
+
+    rows: list[dict[str, Any]] = []
+    for left_out in [None, *groups]:
+        name = ALL_PAIRS if left_out is None else f"without {left_out}"
+        pairs = dict(build.multilingual.pairs)
+        pivot_pair = (languages[0], arguments.language)
+        pairs[pivot_pair] = language_pairs(files, left_out)
+        folder = arguments.work / "groups-out" / f"{slug(name)}-{arguments.steps}"
+        started = time.perf_counter()
+        if not (folder / "modules.json").is_file():
+            with folder_lock(arguments.work):
+                refine_table(build.reduced, build.extracted(), settings, folder, pairs)
+        seconds = time.perf_counter() - started
+        training = json.loads((folder / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
+        result = scores(load_model(folder), arguments.data, languages)
+        for language in languages[1:]:
+            both = (result[f"tatoeba-{language} x->en"], result[f"tatoeba-{language} en->x"])
+            result[f"tatoeba-{language} mean"] = sum(both) / 2
+        row = {
+            "variant": name,
+            "pairs": len(pairs[pivot_pair]),
+            "left_out_rows": counts[left_out] if left_out else 0,
+            "seconds": seconds,
+            "best_step": training.get("best_step"),
+            **result,
+        }
+        rows.append(row)
+        log(json.dumps(row))
+    write_report(arguments.output, table(rows, languages, arguments), rows)
+
+
+def table(rows: list[dict[str, Any]], languages: list[str], arguments: argparse.Namespace) -> list[str]:
+    """The markdown report: one row per variant, its differences to ``all pairs`` in the choosing columns."""
+    others = languages[1:]
+    columns = ["stsb-en-dev", *(f"tatoeba-{language} mean" for language in others), "tatoeba dev mean"]
+    reported = [f"stsb-en-{language}-test" for language in others]
+    reference = rows[0]
+    lines = [
+        f"# {arguments.language} extra pairs, one source group left out of the contrastive training",
+        "",
+        f"Command: `{command_line()}`",
+        "",
+        f"Every row: the cached PCA table of the build in `{arguments.work.name}`, {arguments.steps:,} contrastive "
+        f"steps; only the {arguments.language} pairs change. Scores x100; Tatoeba: mean of both directions on the "
+        "public dev halves; sts-en-xx: test files, reported only. (d: the change against all pairs.)",
+        "",
+        "| variant | pairs | rows left out | " + " | ".join(columns) + " | " + " | ".join(reported) + " | seconds |",
+        "|---" * (4 + len(columns) + len(reported)) + "|",
+    ]
+    for row in rows:
+        cells = []
+        for column in columns:
+            value = row.get(column, float("nan"))
+            delta = "" if row is reference else f" ({value - reference[column]:+.2f})"
+            cells.append(f"{value:.2f}{delta}")
+        cells += [f"{row.get(column, float('nan')):.2f}" for column in reported]
+        lines.append(
+            f"| {row['variant']} | {row['pairs']:,} | {row['left_out_rows']:,} | "
+            + " | ".join(cells)
+            + f" | {row['seconds']:.0f} |"
+        )
+    return lines
+
+
+if __name__ == "__main__":
+    main()
