@@ -121,6 +121,23 @@ def test_long_texts_join_the_distillation_and_key_their_own_stage(teacher_folder
     assert not np.allclose(plain.encode(["the cat sat"]), with_long.encode(["the cat sat"]))
 
 
+def test_long_texts_are_the_teachers_vectors_in_order_and_another_prompt_discards_the_kept_chunks(
+    teacher_folder, tmp_path, monkeypatch
+):
+    from st_static.extraction import long_texts
+
+    monkeypatch.setattr(long_texts, "CHUNK", 3)
+    teacher = SentenceTransformer(str(teacher_folder), device="cpu")
+    texts = make_long_texts(list(dict.fromkeys(TINY_CORPUS)), count=7, sentences_per_text=3, seed=1)
+    partial = tmp_path / "partial"
+    vectors = long_texts.encode_long_texts(teacher, texts, "", partial)
+    np.testing.assert_allclose(vectors, teacher.encode(texts, normalize_embeddings=True), atol=1e-5)
+    assert len(texts) > 3 and len(list(partial.glob("chunk-*.npy"))) == -(-len(texts) // 3)
+    prompted = long_texts.encode_long_texts(teacher, texts, "query: ", partial)
+    expected = teacher.encode(texts, prompt="query: ", normalize_embeddings=True)
+    np.testing.assert_allclose(prompted, expected, atol=1e-5)  # not the chunks of the pass without the prompt
+
+
 def test_passages_are_kept_whole_in_file_order_chosen_by_count_and_cut():
     passages = ["one two  three", "", "four five six seven", "  ", "eight nine"]
     assert pick_passages(passages, 0) == ["one two three", "four five six seven", "eight nine"]

@@ -4,11 +4,11 @@ group out at a time, from a finished cross-lingual build's cache.
     python -m benchmarks.experiments.pair_groups_out --work MODELS/x.work --data ../shared/data \
         --corpus MODELS/en-60k.txt --languages en,de,ja,zh \
         --parallel de=DATA/parallel/en-de.tsv --parallel de=DATA/parallel/extra/en-de.tsv ... \
-        --set prompt='query: ',removed_components=10,sentences_per_word=10,teacher_precision=bfloat16 \
-        --set batch_size=128,learning_rate=0.001 --language de --steps 10000 \
+        --prompt 'query: ' --set removed_components=10,sentences_per_word=10,teacher_precision=bfloat16 \
+        --set teacher=TEACHERS/multilingual-e5-small,batch_size=128,learning_rate=0.001 --language de --steps 10000 \
         --output benchmarks/results/DATE-pair-groups-out.md
 
-The build's settings (the same ``--corpus``, ``--parallel``, ``--languages`` and ``--set`` as the build) name its
+The build's settings (the same ``--corpus``, ``--parallel``, ``--languages``, ``--prompt`` and other settings) name its
 extraction, completion and PCA folders in ``--work``; they must be there: this script runs no teacher. Then the
 contrastive stage is trained again at ``--steps`` (a reduced size) once on every pair (``all pairs``) and once for
 each source group of ``--language``'s extra files (``pair_sources.GROUPS``, read from their ``.source.txt``) with
@@ -78,6 +78,7 @@ def main() -> None:
     parser.add_argument("--corpus", action="append", default=[], help="the build's --corpus (repeat)")
     parser.add_argument("--parallel", action="append", required=True, help="the build's --parallel LANG=FILE")
     parser.add_argument("--languages", required=True, help="the build's --languages, e.g. en,de,ja,zh")
+    parser.add_argument("--prompt", help="the build's --prompt (kept as given, trailing space included)")
     parser.add_argument("--set", action="append", default=[], help="the build's other settings, name=value,...")
     parser.add_argument("--language", default="de", help="whose extra pairs' groups are left out")
     parser.add_argument("--steps", type=int, default=10000, help="contrastive steps of every variant")
@@ -95,6 +96,8 @@ def main() -> None:
 
     languages = arguments.languages.split(",")
     overrides = {**parse_settings(arguments.set), "steps": arguments.steps}
+    if arguments.prompt is not None:
+        overrides["prompt"] = arguments.prompt
     settings = BuildSettings.from_flat(
         corpus=arguments.corpus or None, parallel=arguments.parallel, languages=languages, **overrides
     )

@@ -9,7 +9,6 @@ shuffled corpus (as ``en.txt`` is) join unrelated sentences; passages keep a doc
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -18,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from st_static.files import staged_folder, write_text_atomically
+from st_static.extraction import teacher_targets
+from st_static.files import staged_folder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -95,41 +94,12 @@ def pick_passages(passages: Sequence[str], count: int, seed: int = 0, cut: int |
     return [" ".join(text.split()[:cut]) if cut else text for text in texts]
 
 
-def encode_long_texts(
-    teacher: SentenceTransformer,
-    texts: list[str],
-    prompt: str,
-    partial: Path,
-    batch_size: int = 32,
-    description: str = "Encoding long texts",
-) -> np.ndarray:
-    """The teacher's normalised vectors of ``texts``, chunk by chunk, resuming from chunks kept in ``partial``."""
-    partial.mkdir(parents=True, exist_ok=True)
-    fingerprint = {"texts": len(texts), "first": texts[0] if texts else "", "prompt": prompt}
-    marker = partial / "fingerprint.json"
-    if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")) != fingerprint:
-        for stale in partial.glob("chunk-*.npy"):
-            stale.unlink()
-    write_text_atomically(marker, json.dumps(fingerprint))
-    chunks = []
-    for start in tqdm(range(0, len(texts), CHUNK), desc=description, unit=" chunks", mininterval=2.0):
-        path = partial / f"chunk-{start // CHUNK:06d}.npy"
-        if path.is_file():
-            chunks.append(np.load(path))
-            continue
-        vectors = teacher.encode(
-            texts[start : start + CHUNK],
-            prompt=prompt or None,
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32)
-        with open(f"{path}.tmp", "wb") as handle:
-            np.save(handle, vectors)
-        os.replace(f"{path}.tmp", path)
-        chunks.append(vectors)
-    return np.concatenate(chunks) if chunks else np.zeros((0, teacher.get_embedding_dimension() or 0), np.float32)
+def encode_long_texts(teacher: SentenceTransformer, texts: list[str], prompt: str, partial: Path) -> np.ndarray:
+    """The teacher's normalised vectors of ``texts``, in their order, in a pass that resumes from the chunks of
+    :data:`CHUNK` texts kept in ``partial`` (:func:`st_static.extraction.teacher_targets.encode_targets`)."""
+    return teacher_targets.encode_targets(
+        teacher, texts, prompt, partial, chunk=CHUNK, description="Encoding long texts"
+    )
 
 
 def run_long_texts(

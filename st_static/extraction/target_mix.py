@@ -10,7 +10,6 @@ other add its topics (nomic-embed-text: clustering, sentiment) to what the table
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -19,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from st_static.files import staged_folder, write_file_atomically, write_text_atomically
+from st_static.extraction import teacher_targets
+from st_static.files import staged_folder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -111,63 +110,9 @@ def mix_targets(blocks: Sequence[np.ndarray], weights: Sequence[float]) -> np.nd
     return np.concatenate(parts, axis=1).astype(np.float32)
 
 
-def encode_targets(
-    teacher: SentenceTransformer,
-    sentences: Sequence[str],
-    prompt: str,
-    partial: Path,
-    batch_tokens: int = 1024,
-    max_batch_size: int = 128,
-) -> np.ndarray:
-    """The teacher's normalised sentence vectors of ``sentences``, in their order.
-
-    Batches are planned as the extraction's teacher pass plans them (similar token counts, at most ``batch_tokens``
-    padded token slots: small batches run fastest on a CPU), and the pass runs in chunks of :data:`CHUNK` sentences
-    kept in ``partial``, so an interrupted pass resumes.
-    """
-    import torch
-
-    from st_static.extraction.extract import plan_batches, teacher_token_counts
-    from st_static.tensors import to_numpy
-
-    partial.mkdir(parents=True, exist_ok=True)
-    fingerprint = {"sentences": len(sentences), "first": sentences[0] if sentences else "", "prompt": prompt}
-    marker = partial / "fingerprint.json"
-    if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")) != fingerprint:
-        for stale in partial.glob("chunk-*.npy"):
-            stale.unlink()
-    write_text_atomically(marker, json.dumps(fingerprint))
-    counts = teacher_token_counts(teacher, list(sentences), prompt)
-    order = np.argsort(counts, kind="stable")  # a chunk holds sentences of similar length
-    dim = teacher.get_embedding_dimension() or 0
-    vectors = np.zeros((len(sentences), dim), dtype=np.float32)
-    teacher.eval()
-    progress = tqdm(total=len(sentences), desc="Encoding with the second teacher", unit=" sentences", mininterval=2.0)
-    for start in range(0, len(sentences), CHUNK):
-        indices = order[start : start + CHUNK]
-        path = partial / f"chunk-{start // CHUNK:06d}.npy"
-        if path.is_file():
-            vectors[indices] = np.load(path)
-            progress.update(len(indices))
-            continue
-        texts = [sentences[index] for index in indices]
-        chunk = np.zeros((len(texts), dim), dtype=np.float32)
-        with torch.inference_mode():
-            for batch in plan_batches(texts, batch_tokens, max_batch_size, counts[indices]):
-                features = teacher.preprocess(batch.texts, prompt=prompt or None)
-                features = {
-                    key: value.to(teacher.device) if torch.is_tensor(value) else value
-                    for key, value in features.items()
-                }
-                chunk[batch.indices] = to_numpy(teacher.forward(features)["sentence_embedding"], dtype=torch.float32)
-                progress.update(len(batch.texts))
-        chunk /= np.maximum(np.linalg.norm(chunk, axis=1, keepdims=True), 1e-12)
-        write_file_atomically(path, lambda temporary, chunk=chunk: _save_array(temporary, chunk))
-        vectors[indices] = chunk
-    progress.close()
-    return vectors
-
-
-def _save_array(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as handle:  # (np.save given a path would add ".npy" to it)
-        np.save(handle, array)
+def encode_targets(teacher: SentenceTransformer, sentences: Sequence[str], prompt: str, partial: Path) -> np.ndarray:
+    """The second teacher's normalised vectors of ``sentences``, in their order, in a pass that resumes from the
+    chunks of :data:`CHUNK` sentences kept in ``partial`` (see :mod:`st_static.extraction.teacher_targets`)."""
+    return teacher_targets.encode_targets(
+        teacher, sentences, prompt, partial, chunk=CHUNK, description="Encoding with the second teacher"
+    )
