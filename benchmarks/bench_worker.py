@@ -63,8 +63,9 @@ def import_library(kind: str) -> None:
     __import__(modules[kind])
 
 
-def load(kind: str, path: str, batch_size: int) -> tuple[Callable, Callable | None, dict]:
-    """The row's ``encode(texts)`` and, for st-static pipelines, the fast path; plus library versions."""
+def load(kind: str, path: str, batch_size: int, prompt: str | None = None) -> tuple[Callable, Callable | None, dict]:
+    """The row's ``encode(texts)`` (``prompt`` before every text) and, for st-static pipelines, the fast path; plus
+    library versions."""
     if kind == "sentence-transformers":
         from sentence_transformers import SentenceTransformer
 
@@ -78,7 +79,7 @@ def load(kind: str, path: str, batch_size: int) -> tuple[Callable, Callable | No
             model = SentenceTransformer(path, device="cpu")
 
         def encode(texts, size=batch_size):
-            return model.encode(texts, batch_size=size, convert_to_numpy=True, show_progress_bar=False)
+            return model.encode(texts, prompt=prompt, batch_size=size, convert_to_numpy=True, show_progress_bar=False)
 
         fast = None
         try:
@@ -169,7 +170,7 @@ def main() -> None:
     baseline_kib = rss_kib("VmRSS")  # after importing the row's library, before loading the model
     peak_reset = reset_peak_rss()
     start = time.perf_counter()
-    encode, fast, versions = load(spec["kind"], spec["path"], spec["batch_size"])
+    encode, fast, versions = load(spec["kind"], spec["path"], spec["batch_size"], spec.get("prompt"))
     load_seconds = time.perf_counter() - start
     loaded_kib = rss_kib("VmRSS")
 

@@ -119,6 +119,8 @@ class Row:
     python: str
     size_paths: list[Path] = field(default_factory=list)
     note: str = ""
+    prompt: str | None = None
+    """Put before every text the row encodes (a teacher's own prompt)."""
     metrics: dict = field(default_factory=dict)
     quality: dict = field(default_factory=dict)
 
@@ -205,10 +207,16 @@ def disk_size(paths: list[Path]) -> int | None:
 def build_rows(args: argparse.Namespace) -> list[Row]:
     rows = []
     main_python = sys.executable
+    prompts = dict(item.split("=", 1) for item in args.prompt)
     for spec in args.models:
         label, _, path = spec.rpartition("=") if "=" in spec else (None, "", spec)
         path = resolve_teacher(path)
-        rows.append(Row(label or Path(path).name, "sentence-transformers", path, main_python, [Path(path)]))
+        label = label or Path(path).name
+        prompt = prompts.get(label)
+        rows.append(Row(label, "sentence-transformers", path, main_python, [Path(path)], prompt=prompt))
+    stray = set(prompts) - {row.label for row in rows}
+    if stray:
+        raise SystemExit(f"error: --prompt names no model row: {', '.join(sorted(stray))}")
     peers = [] if args.peers in ("", "none") else args.peers.split(",")
     unknown = set(peers) - set(PEERS)
     if unknown:
@@ -295,6 +303,7 @@ def run_row(row: Row, texts_file: Path, args: argparse.Namespace, work: Path) ->
         "repeats": args.repeats,
         "time_budget": args.time_budget,
         "output": str(output),
+        "prompt": row.prompt,
     }
     spec_file = work / f"{output.name}.json"
     spec_file.write_text(json.dumps(spec))
@@ -501,6 +510,13 @@ def main() -> None:
     )
     parser.add_argument("--corpus", type=Path, default=None, help="default: DATA/corpus/en.txt")
     parser.add_argument("--tatoeba", action="store_true", help="add Tatoeba accuracy (for multilingual models)")
+    parser.add_argument(
+        "--prompt",
+        action="append",
+        default=[],
+        metavar="LABEL=PROMPT",
+        help="a prompt before every text a row encodes (e.g. 'teacher e5=query: '; the teacher's own prompt)",
+    )
     parser.add_argument("--no-tasks", action="store_true", help="leave out the task files of DATA/tasks/")
     parser.add_argument("--sentences", type=int, default=20_000)
     parser.add_argument("--batch-size", type=int, default=1024)

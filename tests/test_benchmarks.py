@@ -93,6 +93,33 @@ def test_compare_commands_name_models_without_machine_paths():
     )
 
 
+def test_compare_gives_a_rows_prompt_to_its_worker_which_encodes_with_it(tmp_path):
+    import argparse
+
+    from sentence_transformers import SentenceTransformer
+
+    from benchmarks import bench_worker, compare
+
+    from .teachers import make_tiny_teacher
+
+    teacher = make_tiny_teacher(tmp_path / "teacher")
+    args = argparse.Namespace(
+        models=[f"e5 teacher={teacher}", str(teacher)],
+        prompt=["e5 teacher=query: "],
+        peers="none",
+        teacher=str(teacher),
+    )
+    prompted, plain = compare.build_rows(args)
+    assert (prompted.label, prompted.prompt) == ("e5 teacher", "query: ") and plain.prompt is None
+    with pytest.raises(SystemExit, match="names no model row: e5"):
+        compare.build_rows(argparse.Namespace(**{**vars(args), "prompt": ["e5=query: "]}))
+    encode, _, _ = bench_worker.load("sentence-transformers", str(teacher), 8, prompted.prompt)
+    model = SentenceTransformer(str(teacher), device="cpu")
+    texts = ["the cat sat", "a dog ran"]
+    np.testing.assert_allclose(encode(texts), model.encode(texts, prompt="query: "), atol=1e-6)
+    assert not np.allclose(encode(texts), model.encode(texts), atol=1e-4)
+
+
 def test_every_maintained_benchmark_runs_as_a_module_and_shows_help():
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     result = subprocess.run(
