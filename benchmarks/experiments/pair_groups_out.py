@@ -155,7 +155,7 @@ def table(rows: list[dict[str, Any]], languages: list[str], arguments: argparse.
     lines = [
         f"# {arguments.language} extra pairs, one source group left out of the contrastive training",
         "",
-        f"Command: `{command_line()}`",
+        f"Command: `{command_line('benchmarks.experiments.pair_groups_out')}`",
         "",
         f"Every row: the cached PCA table of the build in `{arguments.work.name}`, {arguments.steps:,} contrastive "
         f"steps; only the {arguments.language} pairs change. Scores x100; Tatoeba: mean of both directions on the "

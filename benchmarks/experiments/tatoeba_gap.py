@@ -8,8 +8,8 @@ added, words the pairs rarely show.
 For each language's Tatoeba file (the public dev halves), every foreign sentence is read as the table reads it (its
 tokenizer) and sorted into groups by:
 
-- **coverage**: every letter reads a word row (``covered``), or some letter reads only a fallback row or nothing
-  (``has text without rows``);
+- **coverage**: every letter reads a word row (``covered``), or some letter reads a piece row (of an unknown word), a
+  fallback row or nothing (``has text without rows``);
 - **completion rows**: whether one of its tokens reads a row the completion stage added (the teacher's own token
   vector, with no sentence of the pairs behind it; the completion's words are those of the ``completion-*`` folder
   that the ``extraction-*`` folder lacks);
@@ -57,23 +57,27 @@ class RowReader:
     """How a table's tokenizer reads text: each token's row and its kind (word, completion word, fallback, none)."""
 
     def __init__(self, model: Any, completion_words: set[str]) -> None:
-        from st_static.model.tokenization import DROPPED, fallback_layout, token_targets
+        from st_static.model.tokenization import DROPPED, SENTINEL, fallback_layout, piece_rows_of, token_targets
 
         self.tokenizer = model[0].tokenizer
+        self.sentinel = SENTINEL
         self.targets, self.num_words = token_targets(self.tokenizer)
         self.dropped = DROPPED
         vocab = self.tokenizer.get_vocab(with_added_tokens=False)
         self.completion_rows = {vocab[word] for word in completion_words if word in vocab}
         layout = fallback_layout(self.tokenizer, vocab)
-        self.word_rows = self.num_words if layout is None else layout.sentinel_row
-        """Rows below this are words (above: the fallback rows)."""
+        pieces = piece_rows_of(self.tokenizer, vocab)
+        self.word_rows = pieces.start if len(pieces) else self.num_words if layout is None else layout.sentinel_row
+        """Rows below this are words (above: the pieces of unknown words, then the fallback rows)."""
 
     def rows(self, texts: list[str]) -> list[list[tuple[int, int]]]:
         """Per text, ``(row or -1, letters)`` for each token (the sentinel and symbols skipped)."""
         read = []
         for text, encoding in zip(texts, self.tokenizer.encode_batch(texts, add_special_tokens=False), strict=True):
             tokens = []
-            for token_id, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
+            for token, token_id, (start, end) in zip(encoding.tokens, encoding.ids, encoding.offsets, strict=True):
+                if token == self.sentinel:  # the empty-text row every text reads (its offsets are the first letter's)
+                    continue
                 row = int(self.targets[token_id])
                 letters = sum(1 for character in text[start:end] if character.isalnum())
                 tokens.append((row if row != self.dropped else -1, letters))
@@ -103,7 +107,7 @@ def main() -> None:
     lines = [
         "# Where the cross-lingual table loses to its teacher on Tatoeba",
         "",
-        f"Command: `{command_line()}`",
+        f"Command: `{command_line('benchmarks.experiments.tatoeba_gap')}`",
         "",
         "Tatoeba dev halves (500 pairs a language); accuracy x100, mean of both directions; part of gap: the group's "
         "gap times its share of the sentences (the parts add up to the whole gap).",
