@@ -333,6 +333,12 @@ class BuildSettings:
         "or pair file with an aligned FILE-STEM.source.txt (after --keep-sources); files without one are read whole.",
         cli="comma",
     )
+    training_leave_out_sources: list[str] | None = setting(
+        None,
+        "Comma-separated globs of sources (e.g. mo.*) whose translation pairs the contrastive training leaves out "
+        "(after --keep-sources and --leave-out-sources). The extraction still reads them, so their words keep rows.",
+        cli="comma",
+    )
     data_license: str | None = setting(
         None, "Licence of the training text, shown in the model card (e.g. 'CC BY-SA 4.0, from ...')."
     )
@@ -366,7 +372,7 @@ class BuildSettings:
                 raise SettingsError("passages are long texts for a one-language table; a cross-lingual build has none.")
         if self.parallel:
             self.parallel_files()  # the form and the languages checked now
-        for name in ("keep_sources", "leave_out_sources"):
+        for name in ("keep_sources", "leave_out_sources", "training_leave_out_sources"):
             patterns = getattr(self, name)
             if patterns is None:
                 continue
@@ -375,6 +381,11 @@ class BuildSettings:
             setattr(self, name, [item.strip() for item in patterns] or None)
             if getattr(self, name) and not (self.parallel or self.corpus):
                 raise SettingsError(f"{name} chooses lines of corpus or translation-pair files: give such files too.")
+        if self.training_leave_out_sources and not self.parallel:
+            raise SettingsError(
+                "training_leave_out_sources chooses the translation pairs a cross-lingual table trains on: give "
+                "--parallel files too."
+            )
         for language in self.extra_pairs or {}:
             if language not in self.languages[1:]:
                 raise SettingsError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -210,6 +211,36 @@ def test_left_out_sources_never_reach_the_table_and_each_filter_keys_the_stages(
     unfiltered = st_static.distill(str(teacher), parallel=parallel, languages=["en", "de"], work_dir=work, **TINY)
     assert len(list(work.glob("extraction-*"))) == 3
     assert {"worda", "wordb"} <= set(unfiltered[0].vocabulary)
+
+
+def test_sources_left_out_of_the_training_keep_their_rows_and_key_only_the_training(teacher, files, tmp_path):
+    import json
+
+    work = tmp_path / "work"
+    parallel = {"de": [files["base"], files["extra"]]}
+    plain = st_static.distill(str(teacher), parallel=parallel, languages=["en", "de"], work_dir=work, **TINY)
+    trained = st_static.distill(
+        str(teacher), parallel=parallel, languages=["en", "de"], work_dir=work,
+        training_leave_out_sources=["mo.*"], **TINY,
+    )  # fmt: skip
+    assert len(list(work.glob("extraction-*"))) == 1 and len(list(work.glob("contrastive-*"))) == 2
+    assert {"worda", "wortc"} <= set(trained[0].vocabulary)  # mo.* rows: read by the extraction, so they keep rows
+
+    def train_size(folder: Path) -> int:
+        record = json.loads((folder / "training" / "training_history.json").read_text(encoding="utf-8"))
+        return record["settings"]["train_size"]
+
+    sizes = {train_size(folder) for folder in work.glob("contrastive-*")}
+    mo_rows = sum(source.startswith("mo.") for source in SOURCES)
+    assert len(sizes) == 2 and max(sizes) - min(sizes) == mo_rows  # the training read every row but the mo.* ones
+    assert trained[0].metadata.training_leave_out_sources == ["mo.*"]
+    assert plain[0].metadata.training_leave_out_sources is None
+    assert "`mo.*` read by the extraction only, not by the contrastive training" in render_model_card(trained)
+    with pytest.raises(SettingsError, match="give --parallel files too"):
+        BuildSettings(corpus=["a.txt"], training_leave_out_sources=["mo.*"])
+    only_extra = {"de": [files["extra"]]}
+    with pytest.raises(StStaticError, match=re.escape("training's pairs (--training-leave-out-sources *)")):
+        st_static.distill("never-loaded", parallel=only_extra, languages=["en", "de"], training_leave_out_sources=["*"])
 
 
 def test_a_pattern_that_matches_nothing_is_a_warning_before_the_teacher_loads(files, caplog):

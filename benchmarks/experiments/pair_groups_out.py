@@ -80,7 +80,9 @@ def main() -> None:
     parser.add_argument("--languages", required=True, help="the build's --languages, e.g. en,de,ja,zh")
     parser.add_argument("--prompt", help="the build's --prompt (kept as given, trailing space included)")
     parser.add_argument("--set", action="append", default=[], help="the build's other settings, name=value,...")
-    parser.add_argument("--language", default="de", help="whose extra pairs' groups are left out")
+    parser.add_argument(
+        "--language", default="de", help="whose extra pairs' groups are left out (comma-separated: all of them at once)"
+    )
     parser.add_argument("--steps", type=int, default=10000, help="contrastive steps of every variant")
     parser.add_argument("--groups", help="comma-separated groups to leave out (default: every group with rows)")
     parser.add_argument("--output", type=Path)
@@ -110,8 +112,9 @@ def main() -> None:
         StageTimer(None).run(build, cached)
     if build.multilingual is None:
         raise SystemExit("error: these settings are not a cross-lingual build")
-    files = [Path(path) for path in settings.parallel_files()[arguments.language]]
-    counts = group_counts(files)
+    changed = arguments.language.split(",")
+    files = {language: [Path(path) for path in settings.parallel_files()[language]] for language in changed}
+    counts = group_counts([path for paths in files.values() for path in paths])
     groups = arguments.groups.split(",") if arguments.groups else [group for group in GROUPS if counts[group]]
     groups += [group for group in counts if group not in GROUPS and not arguments.groups]
     log(f"{arguments.language} rows per group: {dict(counts)}")
@@ -120,9 +123,10 @@ def main() -> None:
     for left_out in [None, *groups]:
         name = ALL_PAIRS if left_out is None else f"without {left_out}"
         pairs = dict(build.multilingual.pairs)
-        pivot_pair = (languages[0], arguments.language)
-        pairs[pivot_pair] = language_pairs(files, left_out)
-        folder = arguments.work / "groups-out" / f"{slug(name)}-{arguments.steps}"
+        for language in changed:
+            pairs[(languages[0], language)] = language_pairs(files[language], left_out)
+        suffix = "" if left_out is None or len(changed) == 1 else "-" + "-".join(changed)
+        folder = arguments.work / "groups-out" / f"{slug(name)}{suffix}-{arguments.steps}"
         started = time.perf_counter()
         if not (folder / "modules.json").is_file():
             with folder_lock(arguments.work):
@@ -135,7 +139,7 @@ def main() -> None:
             result[f"tatoeba-{language} mean"] = sum(both) / 2
         row = {
             "variant": name,
-            "pairs": len(pairs[pivot_pair]),
+            "pairs": sum(len(pairs[(languages[0], language)]) for language in changed),
             "left_out_rows": counts[left_out] if left_out else 0,
             "seconds": seconds,
             "best_step": training.get("best_step"),
@@ -153,13 +157,14 @@ def table(rows: list[dict[str, Any]], languages: list[str], arguments: argparse.
     reported = [f"stsb-en-{language}-test" for language in others]
     reference = rows[0]
     lines = [
-        f"# {arguments.language} extra pairs, one source group left out of the contrastive training",
+        f"# {arguments.language} extra pairs, one source group left out of the contrastive training at a time",
         "",
         f"Command: `{command_line('benchmarks.experiments.pair_groups_out')}`",
         "",
         f"Every row: the cached PCA table of the build in `{arguments.work.name}`, {arguments.steps:,} contrastive "
-        f"steps; only the {arguments.language} pairs change. Scores x100; Tatoeba: mean of both directions on the "
-        "public dev halves; sts-en-xx: test files, reported only. (d: the change against all pairs.)",
+        f"steps; only the {arguments.language} pairs change (pairs: theirs). Scores x100; Tatoeba: mean of both "
+        "directions on the public dev halves; stsb-en-xx-test: test files, reported only. In brackets: the change "
+        "against all pairs.",
         "",
         "| variant | pairs | rows left out | " + " | ".join(columns) + " | " + " | ".join(reported) + " | seconds |",
         "|---" * (4 + len(columns) + len(reported)) + "|",

@@ -16,9 +16,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from st_static.data_files import read_translation_pairs
 from st_static.errors import StStaticError
+
+if TYPE_CHECKING:
+    from st_static.settings import BuildSettings
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +57,13 @@ class SourceFilter:
         if self.keep and not any(fnmatch.fnmatchcase(source, pattern) for pattern in self.keep):
             return False
         return not any(fnmatch.fnmatchcase(source, pattern) for pattern in self.leave_out)
+
+    @classmethod
+    def for_training(cls, settings: BuildSettings) -> SourceFilter:
+        """The filter of the pair rows a cross-lingual build trains on: ``keep_sources``, then ``leave_out_sources``
+        and ``training_leave_out_sources``."""
+        leave_out = [*(settings.leave_out_sources or ()), *(settings.training_leave_out_sources or ())]
+        return cls.of(settings.keep_sources, leave_out)
 
     def describe(self) -> str:
         """The filter as the options that set it (``--keep-sources ddtp --leave-out-sources mo.*``)."""

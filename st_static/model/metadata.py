@@ -352,6 +352,8 @@ class ModelMetadata(_Record):
     """Globs of the pair sources kept (``--keep-sources``) of pair files with a ``.source.txt``."""
     leave_out_sources: list[str] | None = None
     """Globs of the pair sources left out (``--leave-out-sources``)."""
+    training_leave_out_sources: list[str] | None = None
+    """Globs of the pair sources the contrastive training left out (``--training-leave-out-sources``)."""
     vocab_size: int | None = None
     sentences_per_word: int | None = None
     stages: list[str] | None = None

@@ -131,12 +131,17 @@ def data_files(metadata: ModelMetadata, *, extra_pairs: bool = True) -> list[str
 
 
 def pair_source_notes(metadata: ModelMetadata) -> list[str]:
-    """How the build chose pair rows by source (``--keep-sources``, ``--leave-out-sources``), for the card."""
+    """How the build chose pair rows by source (``--keep-sources``, ``--leave-out-sources``,
+    ``--training-leave-out-sources``), for the card."""
     keep, leave_out = as_list(metadata.keep_sources), as_list(metadata.leave_out_sources)
-    if not keep and not leave_out:
+    training = as_list(metadata.training_leave_out_sources)
+    if not keep and not leave_out and not training:
         return []
     parts = [f"only sources {', '.join(inline_code(item) for item in keep)} kept"] if keep else []
     parts += [f"sources {', '.join(inline_code(item) for item in leave_out)} left out"] if leave_out else []
+    if training:
+        listed = ", ".join(inline_code(item) for item in training)
+        parts.append(f"the pairs of sources {listed} read by the extraction only, not by the contrastive training")
     return [f"files with a `.source.txt`: {' and '.join(parts)}"]
 
 

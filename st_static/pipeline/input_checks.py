@@ -21,7 +21,13 @@ from st_static.extraction.corpus import (
     corpus_name,
     corpus_paths,
 )
-from st_static.extraction.pair_sources import SourceFilter, check_corpus_sources, check_pair_sources, read_pairs
+from st_static.extraction.pair_sources import (
+    PairSourceError,
+    SourceFilter,
+    check_corpus_sources,
+    check_pair_sources,
+    read_pairs,
+)
 from st_static.reduction.pca import removed_components_for
 from st_static.settings import BuildSettings, SettingsError
 
@@ -73,6 +79,17 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
             )
     for language, files in parallel_files.items():
         _check_pair_count(language, files, source_filter)
+    if settings.training_leave_out_sources:  # the rows the contrastive training reads
+        training_filter = SourceFilter.for_training(settings)
+        try:
+            check_pair_sources(parallel_files, training_filter, extra, corpus_paths=paths)
+            for language, files in parallel_files.items():
+                _check_pair_count(language, files, training_filter)
+        except (PairSourceError, CorpusError) as error:
+            patterns = ",".join(settings.training_leave_out_sources)
+            raise type(error)(
+                f"The contrastive training's pairs (--training-leave-out-sources {patterns}): {error}"
+            ) from None
     if corpus is not None:  # the first language's text (also when a cached extraction would skip the check)
         check_corpus_language(corpus, settings.languages[0], corpus_name(corpus))
     if settings.passages:  # missing, empty, binary, UTF-16 or JSON: refused before the teacher pass

@@ -3,8 +3,9 @@ translation pairs (contrastive) with :func:`st_static.training.refine`, in ``dis
 ``contrastive-KEY/`` (a saved model with ``training/``).
 
 Keyed by the reduction's key, the ``RefinementSettings``, the content of the training-only pairs (with their source
-filter), and, when they ran, the long-texts key and the second-teacher key with its weight (a build without them
-keeps the key it always had).
+filter), the sources left out of the training (``training_leave_out_sources``, with their ``.source.txt`` files),
+and, when they ran, the long-texts key and the second-teacher key with its weight (a build without them keeps the
+key it always had).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from sentence_transformers import SentenceTransformer
 
 from st_static.distributed import barrier, is_first_process
 from st_static.extraction.long_texts import LongTexts
-from st_static.extraction.pair_sources import SourceFilter, read_pairs
+from st_static.extraction.multilingual import read_multilingual_corpus
+from st_static.extraction.pair_sources import SourceFilter, read_pairs, source_file
 from st_static.extraction.target_mix import SecondTeacherTargets
 from st_static.files import content_digest, staged_folder
 from st_static.model.save_load import load_model, write_model
@@ -46,6 +48,15 @@ class Refinement(FolderStage):
         inputs: list[Any] = [extra_pairs]
         if settings.extra_pairs and SourceFilter.of(settings.keep_sources, settings.leave_out_sources).active:
             inputs += source_filter_key(settings, {"": list(settings.extra_pairs.values())})
+        if settings.training_leave_out_sources:
+            pair_files = [*(path for paths in settings.parallel_files().values() for path in paths)]
+            source_files = [source_file(path) for path in [*pair_files, *(settings.extra_pairs or {}).values()]]
+            inputs.append(
+                {
+                    "training_leave_out_sources": settings.training_leave_out_sources,
+                    "source_files": [content_digest(path) if path.is_file() else None for path in source_files],
+                }
+            )
         if "long texts" in build.keys:
             inputs.append(build.keys["long texts"])
         if "second teacher" in build.keys:
@@ -56,7 +67,7 @@ class Refinement(FolderStage):
         if not (folder / "modules.json").is_file():
             if build.reduced is None:
                 raise RuntimeError("the stages ran out of order: no reduced table yet")
-            pairs = build.multilingual.pairs if build.multilingual is not None else None
+            pairs = training_pairs(build)
             refine_table(
                 build.reduced,
                 build.extracted(),
@@ -72,9 +83,23 @@ class Refinement(FolderStage):
         return build.model
 
 
+def training_pairs(build: Build) -> dict[tuple[str, str], list[tuple[str, str]]] | None:
+    """The translation pairs the contrastive training reads (``None`` for a one-language build): the extraction's,
+    or, with ``training_leave_out_sources``, the pair files read again without those sources' rows."""
+    settings = build.settings
+    if build.multilingual is None:
+        return None
+    if not settings.training_leave_out_sources:
+        return build.multilingual.pairs
+    corpus = read_multilingual_corpus(
+        settings.parallel_files(), settings.languages, None, SourceFilter.for_training(settings)
+    )
+    return corpus.pairs
+
+
 def extra_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``settings.extra_pairs`` read into ``{(pivot, language): pairs}`` (they join the training split only)."""
-    source_filter = SourceFilter.of(settings.keep_sources, settings.leave_out_sources)
+    source_filter = SourceFilter.for_training(settings)
     return {
         (settings.languages[0], language): read_pairs(path, source_filter)
         for language, path in (settings.extra_pairs or {}).items()
