@@ -12,9 +12,10 @@ The build's settings (the same ``--corpus``, ``--parallel``, ``--languages``, ``
 extraction, completion and PCA folders in ``--work``; they must be there: this script runs no teacher. Then the
 contrastive stage is trained again at ``--steps`` (a reduced size) once on every pair (``all pairs``) and once for
 each source group of ``--language``'s extra files (``pair_sources.GROUPS``, read from their ``.source.txt``) with
-that group's rows left out; the other languages keep all their pairs, and the table keeps every row (the
-extraction read every pair). Unlike ``pair_sources.py`` (one build per group, a teacher pass each), this measures
-what each group gives the training alone, in minutes a variant.
+that group's rows left out (and, with ``--control-rows N``, once without N rows drawn at random from the extra
+files: what leaving out rows of every kind does); the other languages keep all their pairs, and the table keeps
+every row (the extraction read every pair). Unlike ``pair_sources.py`` (one build per group, a teacher pass each),
+this measures what each group gives the training alone, in minutes a variant.
 
 Scores (x100) after the contrastive stage: Tatoeba both ways on the public files, which are the dev halves (they
 and English STS-B dev choose), and the cross-lingual STS-B test files (reported only). Each variant's table is kept
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import time
 from collections import Counter
@@ -35,6 +37,7 @@ from benchmarks.common import command_line, log, parse_settings, write_report
 from benchmarks.experiments.pair_sources import GROUPS, group_of, scores, source_names
 
 ALL_PAIRS = "all pairs"
+CONTROL = "random rows"
 
 
 def slug(text: str) -> str:
@@ -71,6 +74,22 @@ def language_pairs(paths: list[Path], left_out: str | None) -> list[tuple[str, s
     return [pair for path in paths for pair in read_pairs(path, source_filter)]
 
 
+def without_random_rows(paths: list[Path], count: int, seed: int = 0) -> list[tuple[str, str]]:
+    """The pairs of ``paths`` without ``count`` rows drawn at random (seeded) from the files with a ``.source.txt``
+    (the control: as many rows left out as a group has, of every kind)."""
+    from st_static.data_files import read_translation_pairs
+
+    rows = [(path, pair) for path in paths for pair in read_translation_pairs(path)]
+    candidates = [index for index, (path, _) in enumerate(rows) if path.with_name(path.stem + ".source.txt").is_file()]
+    dropped = set(random.Random(seed).sample(candidates, min(count, len(candidates))))
+    cleaned = [
+        (" ".join(first.split()), " ".join(second.split()))
+        for index, (_, (first, second)) in enumerate(rows)
+        if index not in dropped
+    ]
+    return [(first, second) for first, second in cleaned if first and second]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, required=True, help="the finished build's work folder")
@@ -85,6 +104,9 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=10000, help="contrastive steps of every variant")
     parser.add_argument("--groups", help="comma-separated groups to leave out (default: every group with rows)")
+    parser.add_argument(
+        "--control-rows", type=int, default=0, help="also a variant without this many random rows of the extra files"
+    )
     parser.add_argument("--output", type=Path)
     arguments = parser.parse_args()
 
@@ -120,11 +142,16 @@ def main() -> None:
     log(f"{arguments.language} rows per group: {dict(counts)}")
 
     rows: list[dict[str, Any]] = []
-    for left_out in [None, *groups]:
+    control = [CONTROL] if arguments.control_rows else []
+    for left_out in [None, *groups, *control]:
         name = ALL_PAIRS if left_out is None else f"without {left_out}"
         pairs = dict(build.multilingual.pairs)
         for language in changed:
-            pairs[(languages[0], language)] = language_pairs(files[language], left_out)
+            if left_out == CONTROL:
+                name = f"without {arguments.control_rows:,} random rows"
+                pairs[(languages[0], language)] = without_random_rows(files[language], arguments.control_rows)
+            else:
+                pairs[(languages[0], language)] = language_pairs(files[language], left_out)
         suffix = "" if left_out is None or len(changed) == 1 else "-" + "-".join(changed)
         folder = arguments.work / "groups-out" / f"{slug(name)}{suffix}-{arguments.steps}"
         started = time.perf_counter()
@@ -140,7 +167,7 @@ def main() -> None:
         row = {
             "variant": name,
             "pairs": sum(len(pairs[(languages[0], language)]) for language in changed),
-            "left_out_rows": counts[left_out] if left_out else 0,
+            "left_out_rows": arguments.control_rows if left_out == CONTROL else counts[left_out] if left_out else 0,
             "seconds": seconds,
             "best_step": training.get("best_step"),
             **result,
