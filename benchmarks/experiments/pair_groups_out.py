@@ -25,6 +25,7 @@ in ``WORK/groups-out/`` and reused by a re-run.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import re
@@ -157,7 +158,8 @@ def main() -> None:
         started = time.perf_counter()
         if not (folder / "modules.json").is_file():
             with folder_lock(arguments.work):
-                refine_table(build.reduced, build.extracted(), settings, folder, pairs)
+                # A copy: the training changes the table it is given, and every variant starts from the PCA table.
+                refine_table(copy.deepcopy(build.reduced), build.extracted(), settings, folder, pairs)
         seconds = time.perf_counter() - started
         training = json.loads((folder / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
         result = scores(load_model(folder), arguments.data, languages)
