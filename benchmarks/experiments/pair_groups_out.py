@@ -104,10 +104,13 @@ def main() -> None:
         "--language", default="de", help="whose extra pairs' groups are left out (comma-separated: all of them at once)"
     )
     parser.add_argument("--steps", type=int, default=10000, help="contrastive steps of every variant")
-    parser.add_argument("--groups", help="comma-separated groups to leave out (default: every group with rows)")
+    parser.add_argument(
+        "--groups", help="comma-separated groups to leave out (default: every group with rows; none: all pairs only)"
+    )
     parser.add_argument(
         "--control-rows", type=int, default=0, help="also a variant without this many random rows of the extra files"
     )
+    parser.add_argument("--tag", default="", help="names these variants' folders and rows (for other --set values)")
     parser.add_argument("--output", type=Path)
     arguments = parser.parse_args()
 
@@ -138,8 +141,11 @@ def main() -> None:
     changed = arguments.language.split(",")
     files = {language: [Path(path) for path in settings.parallel_files()[language]] for language in changed}
     counts = group_counts([path for paths in files.values() for path in paths])
-    groups = arguments.groups.split(",") if arguments.groups else [group for group in GROUPS if counts[group]]
-    groups += [group for group in counts if group not in GROUPS and not arguments.groups]
+    if arguments.groups == "none":  # all pairs only (e.g. other settings through --set and --tag)
+        groups = []
+    else:
+        groups = arguments.groups.split(",") if arguments.groups else [group for group in GROUPS if counts[group]]
+        groups += [group for group in counts if group not in GROUPS and not arguments.groups]
     log(f"{arguments.language} rows per group: {dict(counts)}")
 
     rows: list[dict[str, Any]] = []
@@ -154,7 +160,9 @@ def main() -> None:
             else:
                 pairs[(languages[0], language)] = language_pairs(files[language], left_out)
         suffix = "" if left_out is None or len(changed) == 1 else "-" + "-".join(changed)
-        folder = arguments.work / "groups-out" / f"{slug(name)}{suffix}-{arguments.steps}"
+        tag = f"-{slug(arguments.tag)}" if arguments.tag else ""
+        folder = arguments.work / "groups-out" / f"{slug(name)}{suffix}{tag}-{arguments.steps}"
+        name += f" ({arguments.tag})" if arguments.tag else ""
         started = time.perf_counter()
         if not (folder / "modules.json").is_file():
             with folder_lock(arguments.work):
