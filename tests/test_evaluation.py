@@ -208,6 +208,20 @@ def test_corrupt_file_is_named(tmp_path, word_model):
     assert path.exists()
 
 
+def test_a_saved_table_with_fallback_rows_takes_the_fast_path_also_when_loaded_bare(fallback_model, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    import st_static
+    from st_static.evaluation import is_static_pipeline
+
+    st_static.save_model(fallback_model, tmp_path / "model")
+    bare = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    assert len(bare) == 3  # table, the empty text's Dense, Normalize
+    assert is_static_pipeline(bare) and is_static_pipeline(st_static.load_model(tmp_path / "model"))
+    texts = ["the cat sat", "", "?"]
+    np.testing.assert_allclose(model_encoder(bare)(texts), bare.encode(texts), atol=1e-6)
+
+
 def test_subword_static_embedding_is_not_taken_for_an_st_static_model():
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Normalize

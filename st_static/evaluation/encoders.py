@@ -10,6 +10,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
+from st_static.model.empty_text import is_empty_text_dense
 from st_static.model.inference import encode as static_encode
 from st_static.model.inference import static_module
 
@@ -24,12 +25,16 @@ FAST_PATH_PROBE = 64
 def is_static_pipeline(model: SentenceTransformer) -> bool:
     """Whether ``model`` is an st-static pipeline (word table, then ``Normalize``) that the fast path reproduces.
 
-    True for models saved by st-static (also when loaded by a bare ``SentenceTransformer``); False for other
+    True for models saved by st-static (also when loaded by a bare ``SentenceTransformer``, with the empty text's
+    ``Dense`` of a table with fallback rows between the table and ``Normalize``); False for other
     static models (model2vec, ST's own ``StaticEmbedding`` over a subword tokenizer) and for transformers.
     """
-    if not isinstance(model, SentenceTransformer) or len(model) != 2:
+    if not isinstance(model, SentenceTransformer):
         return False
-    if not isinstance(model[0], StaticEmbedding) or not isinstance(model[1], Normalize):
+    modules = list(model)
+    if len(modules) == 3 and is_empty_text_dense(modules[1]):  # a table with fallback rows: the empty text's Dense
+        modules = [modules[0], modules[2]]
+    if len(modules) != 2 or not isinstance(modules[0], StaticEmbedding) or not isinstance(modules[1], Normalize):
         return False
     try:
         static_module(model)
