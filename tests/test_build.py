@@ -96,6 +96,23 @@ def test_build_runs_every_stage_and_publishes_a_bare_loadable_model(teacher, cor
     assert "| distillation |" in stage_scores_markdown(result.stage_scores)
 
 
+def test_a_float32_build_also_stores_one_row_per_row_and_encodes_as_the_float16_one(teacher, corpus, tmp_path):
+    work = tmp_path / "work"
+    half = build(tiny_settings(teacher, corpus=str(corpus)), tmp_path / "half", work_dir=work)
+    full = build(tiny_settings(teacher, corpus=str(corpus), storage="float32"), tmp_path / "full", work_dir=work)
+    assert "storage (float32)" in full.seconds
+    weights = load_file(str(tmp_path / "full" / "model.safetensors"))
+    loaded = st_static.load_model(tmp_path / "full")
+    assert weights["embeddings"].dtype == torch.float32 and loaded[0].storage == "float32"
+    assert len(weights["embeddings"]) == loaded[0].num_words + 1 < len(weights["mapping"])  # not per tokenizer key
+    texts = ["the cat sat", "a dog", "", "zzqq"]
+    st_static.save_model(loaded, tmp_path / "again")  # a loaded float32 table saves as it was stored
+    assert len(load_file(str(tmp_path / "again" / "model.safetensors"))["embeddings"]) == len(weights["embeddings"])
+    bare = SentenceTransformer(str(tmp_path / "full"), device="cpu").encode(texts)
+    np.testing.assert_allclose(bare, loaded.encode(texts), atol=1e-6)
+    np.testing.assert_allclose(bare, half.model.encode(texts), atol=2e-3)  # float16 rounding only
+
+
 def test_a_rerun_reuses_finished_stages(teacher, corpus, tmp_path, monkeypatch):
     settings = tiny_settings(teacher, corpus=str(corpus))
     first = build(settings, tmp_path / "model")

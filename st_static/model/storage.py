@@ -233,7 +233,7 @@ CompactStaticWordAverage.__module__ = StaticEmbedding.__module__
 CompactStaticWordAverage.__name__ = StaticEmbedding.__name__
 
 
-RESTORED_ON_LOAD = ("float16", "int8-row", "binary")
+RESTORED_ON_LOAD = ("float32", "float16", "int8-row", "binary")
 """Formats a loaded table keeps for its next save (``int8-column`` loads folded into float32, as its ``Dense`` goes)."""
 
 

@@ -1,5 +1,6 @@
 """The storage stage: the last model quantised to ``storage`` (float16 by default) in memory, as the published folder
-stores it (:func:`st_static.compression.quantize`); it keeps no folder. Runs unless ``storage`` is ``float32``."""
+stores it (:func:`st_static.compression.quantize`: one row per word, fallback row and piece, whatever the format,
+``float32`` too); it keeps no folder."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ class Storage(Stage):
     """The stored table: one row per row, float16 by default."""
 
     name = "storage"
-
-    def applies(self, build: Build) -> bool:
-        return build.settings.extraction.storage != "float32"
 
     def label(self, build: Build) -> str:
         return f"storage ({build.settings.extraction.storage})"
