@@ -114,14 +114,18 @@ def source_filter_key(settings: BuildSettings, files: dict[str, list[str]]) -> l
     """The key parts of a source filter (none without one): its globs and the ``.source.txt`` files it reads."""
     if not (settings.keep_sources or settings.leave_out_sources):
         return []
-    source_files = [source_file(path) for paths in files.values() for path in paths]
     return [
         {
             "keep_sources": settings.keep_sources,
             "leave_out_sources": settings.leave_out_sources,
-            "source_files": [content_digest(path) if path.is_file() else None for path in source_files],
+            "source_files": source_file_digests([path for paths in files.values() for path in paths]),
         }
     ]
+
+
+def source_file_digests(paths: Sequence[str | os.PathLike[str]]) -> list[str | None]:
+    """The content digest of each file's aligned ``.source.txt`` (``None`` where it has none), for stage keys."""
+    return [content_digest(source) if source.is_file() else None for source in map(source_file, paths)]
 
 
 def read_multilingual(settings: BuildSettings, corpus: CorpusSource | None) -> MultilingualCorpus:

@@ -21,13 +21,13 @@ from sentence_transformers import SentenceTransformer
 from st_static.distributed import barrier, is_first_process
 from st_static.extraction.long_texts import LongTexts
 from st_static.extraction.multilingual import read_multilingual_corpus
-from st_static.extraction.pair_sources import SourceFilter, read_pairs, source_file
+from st_static.extraction.pair_sources import SourceFilter, read_pairs
 from st_static.extraction.target_mix import SecondTeacherTargets
 from st_static.files import content_digest, staged_folder
 from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings
 from st_static.stages.base import Build, FolderStage, stage_key
-from st_static.stages.extraction import source_filter_key
+from st_static.stages.extraction import source_file_digests, source_filter_key
 from st_static.stages.extraction_folder import ExtractionStage
 
 TRAINING_FOLDER = "training"
@@ -49,12 +49,12 @@ class Refinement(FolderStage):
         if settings.extra_pairs and SourceFilter.of(settings.keep_sources, settings.leave_out_sources).active:
             inputs += source_filter_key(settings, {"": list(settings.extra_pairs.values())})
         if settings.training_leave_out_sources:
-            pair_files = [*(path for paths in settings.parallel_files().values() for path in paths)]
-            source_files = [source_file(path) for path in [*pair_files, *(settings.extra_pairs or {}).values()]]
+            pair_files = [path for paths in settings.parallel_files().values() for path in paths]
+            read = [*pair_files, *(settings.extra_pairs or {}).values()]
             inputs.append(
                 {
                     "training_leave_out_sources": settings.training_leave_out_sources,
-                    "source_files": [content_digest(path) if path.is_file() else None for path in source_files],
+                    "source_files": source_file_digests(read),
                 }
             )
         if "long texts" in build.keys:
