@@ -16,6 +16,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+from st_static.data_files import write_translation_pairs
+
 COMMON = ("news1", "ichi1", "spec1", "spec2", "gai1")
 PARENTHESES = re.compile(r"\s*\([^)]*\)\s*")
 
@@ -74,16 +76,14 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=None, help="jamdict.db (default: the jamdict-data package's)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--all-entries", action="store_true", help="every entry, not only the common ones")
+    parser.add_argument(
+        "--exclude", type=Path, action="append", default=[], help="a pair file (e.g. Tatoeba's) whose texts no pair has"
+    )
     args = parser.parse_args()
     pairs = common_pairs(args.db or default_database(), all_entries=args.all_entries)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = args.out.with_name(args.out.name + ".tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.write("en\tother\n")
-        for english, japanese in pairs:
-            handle.write(f"{english}\t{japanese}\n")
-    temporary.replace(args.out)
-    print(f"wrote {len(pairs):,} pairs to {args.out}")
+    written = write_translation_pairs(args.out, pairs, args.exclude)
+    print(f"wrote {written:,} pairs to {args.out} ({len(pairs) - written:,} left out by --exclude)")
 
 
 if __name__ == "__main__":

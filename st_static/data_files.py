@@ -6,12 +6,14 @@ import codecs
 import csv
 import math
 import os
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from st_static.errors import StStaticError
+from st_static.files import write_text_atomically
 
 
 class DataFormatError(StStaticError, ValueError):
@@ -128,3 +130,37 @@ def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]
     if not rows:
         raise DataFormatError(f"{path}: no rows.")
     return [(row[0], row[1]) for row in rows]
+
+
+def comparable_text(text: str) -> str:
+    """``text`` lowercased with everything but letters, marks and digits removed: how exclusion compares texts."""
+    return "".join(char for char in text.lower() if char.isalnum() or unicodedata.category(char)[0] == "M")
+
+
+def write_translation_pairs(
+    path: str | os.PathLike[str],
+    pairs: Iterable[tuple[str, str]],
+    exclude: Iterable[str | os.PathLike[str]] = (),
+) -> int:
+    """Write ``(pivot, other)`` pairs as a translation-pair TSV (header ``en``/``other``), atomically, leaving out
+    every pair either side of which is a text of an ``exclude`` pair file (e.g. an evaluation set's Tatoeba file),
+    compared by :func:`comparable_text`; tabs and line breaks inside a text become spaces.
+
+    Returns:
+        The number of pairs written.
+
+    Raises:
+        DataFormatError: If no pair is left to write (nothing is written then).
+    """
+    excluded = {comparable_text(text) for file in exclude for pair in read_translation_pairs(file) for text in pair}
+    excluded.discard("")
+    kept = [
+        (" ".join(first.split()), " ".join(other.split()))
+        for first, other in pairs
+        if comparable_text(first) not in excluded and comparable_text(other) not in excluded
+    ]
+    kept = [(first, other) for first, other in kept if first and other]
+    if not kept:
+        raise DataFormatError(f"{path}: no pairs to write.")
+    write_text_atomically(Path(path), "en\tother\n" + "".join(f"{first}\t{other}\n" for first, other in kept))
+    return len(kept)

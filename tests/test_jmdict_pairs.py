@@ -71,3 +71,19 @@ def test_command_writes_a_translation_pair_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "wrote 3 pairs" in done.stdout
     assert read_translation_pairs(out) == [("birthday", "誕生日"), ("eat", "食べる"), ("thank you", "ありがとう")]
+
+
+def test_exclude_leaves_out_pairs_with_a_text_of_an_evaluation_file(tmp_path: Path) -> None:
+    from st_static.data_files import read_translation_pairs
+
+    database = tmp_path / "jamdict.db"
+    _make_database(database)
+    tatoeba = tmp_path / "jpn-eng.tsv"
+    # Compared without case and punctuation: "Birthday!" and "ありがとう。" each exclude a pair.
+    tatoeba.write_text("eng\tother\nBirthday!\t誕生日だ。\nThanks.\tありがとう。\n", encoding="utf-8")
+    out = tmp_path / "en-ja-jmdict.tsv"
+    command = [sys.executable, str(SCRIPT), "--db", str(database), "--out", str(out), "--exclude", str(tatoeba)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "wrote 1 pairs" in done.stdout and "2 left out by --exclude" in done.stdout
+    assert read_translation_pairs(out) == [("eat", "食べる")]

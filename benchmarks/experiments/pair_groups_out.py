@@ -110,6 +110,9 @@ def main() -> None:
     parser.add_argument(
         "--control-rows", type=int, default=0, help="also a variant without this many random rows of the extra files"
     )
+    parser.add_argument(
+        "--extra-pairs", action="append", default=[], help="LANG=FILE training-only pairs (the build's --extra-pairs)"
+    )
     parser.add_argument("--tag", default="", help="names these variants' folders and rows (for other --set values)")
     parser.add_argument("--output", type=Path)
     arguments = parser.parse_args()
@@ -126,6 +129,8 @@ def main() -> None:
     overrides = {**parse_settings(arguments.set), "steps": arguments.steps}
     if arguments.prompt is not None:
         overrides["prompt"] = arguments.prompt
+    if arguments.extra_pairs:
+        overrides["extra_pairs"] = dict(item.split("=", 1) for item in arguments.extra_pairs)
     settings = BuildSettings.from_flat(
         corpus=arguments.corpus or None, parallel=arguments.parallel, languages=languages, **overrides
     )
