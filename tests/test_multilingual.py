@@ -74,3 +74,57 @@ def test_one_table_reads_every_language(parallel_files):
     tokenizer = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
     tokens = tokenizer.encode("The Katze 東京に行きます", add_special_tokens=False).tokens
     assert tokens == ["The", "Katze", "東京", "##に", "##行", "##きます"]
+
+
+def test_full_width_digits_and_letters_inside_a_run_no_longer_make_the_whole_run_unknown(parallel_files):
+    from st_static.model.tokenization import DROPPED, token_targets
+
+    corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
+    vocabulary, _ = build_multilingual_vocabulary(
+        corpus, japanese_teacher_tokenizer(), vocab_size=100, spaceless_vocab_size=100, min_sentences=1
+    )
+    tokenizer = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
+    targets, _ = token_targets(tokenizer)
+    # One run of letters and digits (the pre-tokeniser splits at neither): before, U+FF12 (which no key read) made the
+    # whole run [UNK], so the text read no row. Now the full-width characters are dropped and the words are read.
+    for text, words in (
+        ("東京に\uff12\uff10日行きます", ["東京", "##に", "##行", "##きます"]),
+        ("\uff23\uff24々東京", ["##東京"]),
+    ):
+        encoding = tokenizer.encode(text, add_special_tokens=False)
+        read = [token for token, token_id in zip(encoding.tokens, encoding.ids, strict=True) if targets[token_id] >= 0]
+        assert read == words
+        assert all(
+            targets[token_id] == DROPPED for token_id in encoding.ids if tokenizer.id_to_token(token_id) not in read
+        )
+
+
+def test_a_fallback_layout_gives_an_older_tokenizer_the_keys_of_space_less_runs(parallel_files):
+    import json
+
+    from st_static.model.tokenization import add_fallback_layout, spaceless_run_keys, token_targets
+
+    corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
+    vocabulary, _ = build_multilingual_vocabulary(
+        corpus, japanese_teacher_tokenizer(), vocab_size=100, spaceless_vocab_size=100, min_sentences=1
+    )
+    current = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
+    # A tokenizer built before the run keys existed: the same one without the keys of the full-width forms.
+    state = json.loads(current.to_str())
+    missing = {key for key in spaceless_run_keys() if "\uff10" <= key[-1] <= "\uff5a"}
+    kept = [
+        token for token, _ in sorted(state["model"]["vocab"].items(), key=lambda item: item[1]) if token not in missing
+    ]
+    state["model"]["vocab"] = {token: index for index, token in enumerate(kept)}
+    older = Tokenizer.from_str(json.dumps(state))
+    assert older.encode("東京\uff12", add_special_tokens=False).tokens == ["[UNK]"]
+
+    upgraded = add_fallback_layout(older, ["。"])
+    targets, num_words = token_targets(upgraded)
+    assert upgraded.encode("東京\uff12", add_special_tokens=False).tokens[1:] == ["東京", "##\uff12"]
+    # The words keep their rows; the new keys read none.
+    old_targets, _ = token_targets(older)
+    assert num_words == len(vocabulary.words) + 2  # the sentinel and "。"
+    vocab = upgraded.get_vocab()
+    assert all(targets[vocab[word]] == old_targets[older.get_vocab()[word]] for word in vocabulary.words)
+    assert all(targets[vocab[key]] == -1 for key in missing)

@@ -15,6 +15,17 @@ SPACELESS_RANGES: CodePointRanges = (
     (0xFF66, 0xFF9F),  # half-width Katakana
 )
 """Scripts written without spaces between words that the word tokenizer segments into vocabulary tokens."""
+SPACELESS_RUN_RANGES: CodePointRanges = (
+    (0x3005, 0x3007),  # iteration mark, closing mark, ideographic zero
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3031, 0x3035),  # kana repeat marks
+    (0x303B, 0x303C),  # vertical ideographic iteration mark, masu mark
+    (0xFF10, 0xFF19),  # full-width digits
+    (0xFF21, 0xFF3A),  # full-width Latin capitals
+    (0xFF41, 0xFF5A),  # full-width Latin small letters
+)
+"""Letters and digits written inside runs of those scripts (``２０代``, ``ＣＤを``) that are not in their ranges: the
+tokenizer of a table with space-less words accepts each alone, so that none makes a whole run unknown."""
 KANA_RANGES: CodePointRanges = ((0x3040, 0x309F), (0x30A0, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F))
 HANGUL_RANGES: CodePointRanges = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
 

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-from st_static.model.languages import SPACELESS_RANGES, is_spaceless_token
+from st_static.model.languages import SPACELESS_RANGES, SPACELESS_RUN_RANGES, is_spaceless_token
 
 UNKNOWN_TOKEN = "[UNK]"
 CONTINUATION_PREFIX = "##"
@@ -105,6 +105,19 @@ def _teacher_characters(teacher_tokenizer: Tokenizer | None) -> set[str]:
     for piece in teacher_tokenizer.get_vocab():
         characters.update(piece)
     return characters
+
+
+def spaceless_run_keys() -> list[str]:
+    """The keys a tokenizer with space-less words has for every character of those scripts and of the letters and
+    digits written inside their runs (:data:`SPACELESS_RUN_RANGES`), alone and as a continuation: each is dropped
+    unless it is a word, so one unknown character never makes a whole run unknown (``彼女は２０代`` reads
+    ``彼女``, ``は`` and ``代``, not nothing)."""
+    return [
+        key
+        for start, end in (*SPACELESS_RANGES, *SPACELESS_RUN_RANGES)
+        for code_point in range(start, end + 1)
+        for key in (chr(code_point), CONTINUATION_PREFIX + chr(code_point))
+    ]
 
 
 def build_word_tokenizer(
@@ -171,13 +184,8 @@ def build_word_tokenizer(
     for word in spaceless_words:
         add_key(CONTINUATION_PREFIX + word)
     if spaceless_words:
-        # Every character of those scripts is accepted on its own (dropped when unknown), so one unknown
-        # character never makes a whole run unknown.
-        for start, end in SPACELESS_RANGES:
-            for code_point in range(start, end + 1):
-                char = chr(code_point)
-                add_key(char)
-                add_key(CONTINUATION_PREFIX + char)
+        for key in spaceless_run_keys():
+            add_key(key)
     characters = set(_BASE_CONTINUATION_CHARS) | _teacher_characters(teacher_tokenizer) | set(extra_characters)
     for word in words:
         characters.update(word)
@@ -418,7 +426,9 @@ def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Toke
     Replaces any fallback rows the tokenizer had. The words keep their ids; ``[UNK]`` and the extra keys move up
     by the number of fallback rows. The ``##`` continuation forms the tokenizer has (one per character of the
     teacher, :func:`build_word_tokenizer`) read their character's row; none is added, so that no word is segmented
-    otherwise than before (a new ``##\u0440`` would let ``hello\u0440``, dropped before, read ``hello``).
+    otherwise than before (a new ``##\u0440`` would let ``hello\u0440``, dropped before, read ``hello``), except the
+    keys of :func:`spaceless_run_keys` that a tokenizer with space-less words built before them lacks: with those, a
+    run that read nothing (``彼女は２０代``) reads its words.
 
     Args:
         tokenizer: A word tokenizer (:func:`build_word_tokenizer`).
@@ -446,6 +456,9 @@ def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Toke
     keys = [token for token, token_id in ordered if token_id < num_words]
     keys += [SENTINEL, *characters, UNKNOWN_TOKEN]
     keys += [token for token, token_id in ordered if token_id > num_words and token not in fallback]
+    if any(is_spaceless_token(token) for token, token_id in ordered if token_id < num_words):
+        present = set(keys)
+        keys += [key for key in spaceless_run_keys() if key not in present]
     state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
     state["normalizer"] = json.loads(word_normalizer(lowercase, sentinel=True).__getstate__())
     state["pre_tokenizer"] = json.loads(fallback_pre_tokenizer().__getstate__())
