@@ -338,3 +338,23 @@ def test_the_whole_build_runs_under_torchrun_like_one_process(teacher, corpus, t
     assert history["steps"] == 12  # both processes trained (DDP); the first one wrote the model once
     two = SentenceTransformer(str(tmp_path / "two"), device="cpu")
     assert two.encode(texts).shape == (3, 8) and np.isfinite(two.encode(texts)).all()
+
+
+def test_training_only_pairs_may_translate_a_training_sentence_again_but_never_a_held_out_one():
+    from st_static.training.datasets import split_indices, translation_datasets
+
+    pairs = [(f"sentence {index}", f"satz {index}") for index in range(40)]
+    _, held_out = split_indices(len(pairs), 8, seed=0)
+    held_out_english = {pairs[index][0] for index in held_out}
+    trained_english = [english for english, _ in pairs if english not in held_out_english]
+    extra = [(english, f"{german} (other script)") for english, german in pairs]  # every sentence once more
+    repeated = next(german for english, german in extra if english == trained_english[0])
+    extra += [(trained_english[1], repeated), ("new", "satz 1")]  # each repeats a translation: skipped
+    split, kept = translation_datasets(pairs, "en-de", batch_size=8, validation_size=8, seed=0, training_only=extra)
+    # The 32 training sentences get their second translation; the 8 held-out ones do not (their English would leak
+    # into the training), and no translation is trained twice.
+    assert kept == 32 and len(split.validation) == 8
+    assert set(split.validation["sentence1"]) == held_out_english
+    added = list(zip(split.train["sentence1"][32:], split.train["sentence2"][32:], strict=True))
+    assert {english for english, _ in added} == set(trained_english)
+    assert all(german.endswith("(other script)") for _, german in added)

@@ -177,8 +177,10 @@ def translation_datasets(
 ) -> tuple[SplitData, int]:
     """Datasets of ``(sentence1, sentence2)`` translation pairs of one language pair.
 
-    ``training_only`` pairs (e.g. a dictionary) join the training split only; pairs sharing a sentence with
-    ``language_pairs`` are skipped. Returns the datasets and the number of training-only pairs kept.
+    ``training_only`` pairs (e.g. a dictionary) join the training split only. One is skipped when its first sentence
+    is in the validation split or its second sentence is in ``language_pairs`` or an earlier training-only pair; it may
+    give a training pair's first sentence another translation (e.g. the same Chinese in the other script). Returns the
+    datasets and the number of training-only pairs kept.
     """
     from datasets import Dataset
 
@@ -189,11 +191,12 @@ def translation_datasets(
     kept = 0
     if training_only:
         extra_first, extra_second = check_translation_pairs(training_only, f"{name} (training only)")
-        seen_first, seen_second = set(first), set(second)
+        held_out_first, seen_second = {first[i] for i in validation}, set(second)
         for one, two in zip(extra_first, extra_second, strict=True):
-            if one not in seen_first and two not in seen_second:
+            if one not in held_out_first and two not in seen_second:
                 train_first.append(one)
                 train_second.append(two)
+                seen_second.add(two)
                 kept += 1
     train_data = Dataset.from_dict({"sentence1": train_first, "sentence2": train_second})
     validation_data = (
