@@ -101,7 +101,8 @@ class CardSpec:
             build += ["--prompt", self.prompt]
         if self.removed is not None:
             build += ["--removed-components", str(self.removed)]
-        build += [*self.build_options, "--out", out]
+        build += [option.replace("{models}", models_dir) for option in self.build_options]
+        build += ["--out", out]
         # No --tasks: the dev and test sets and the task files of the model's languages (STS and task-type scores).
         evaluate = ["st-static", "evaluate", out, "--data", DATA, "--json", f"{out}/evaluation.json"]
         return "\n".join([*prepare, shlex.join(build), shlex.join(evaluate)])
@@ -293,21 +294,45 @@ EXTRA_PAIRS_OPTIONS = (
     "10",
     "--teacher-precision",
     "bfloat16",
-    # 60,000 steps: at 30,000 the validation loss still fell (benchmarks/results/2026-11-27-crosslingual-steps.md)
+    # 60,000 steps: at 30,000 the validation loss still fell (benchmarks/results/2026-11-27-crosslingual-steps.md);
+    # patience 10: with the traditional pairs, 5 evaluations of a plateau stopped the training at 30,500 steps
+    # (benchmarks/results/2026-11-27-scripts.md)
     "--steps",
     "60000",
+    "--patience",
+    "10",
     *LEGACY_CROSSLINGUAL_OPTIONS[6:],
 )
-E5_FOUR_LANGUAGES_EXTRA = replace(
-    multilingual(
-        (("de", "deu"), ("ja", "jpn"), ("zh", "cmn")),
-        options=(*EXTRA_PAIRS_OPTIONS, "--data-license", EXTRA_PAIRS_LICENSE),
+# The en-zh pairs also in traditional characters, for the contrastive training only: the pairs are simplified, and
+# traditional text (half of Tatoeba's Chinese) read rows they never trained (benchmarks/results/2026-11-27-scripts.md).
+TRADITIONAL_PAIRS = "{models}/en-zh-traditional.tsv"
+TRADITIONAL_LICENSE = (
+    "; en-zh-traditional.tsv: the en-zh pairs of parallel/ and parallel/extra/ in traditional characters (OpenCC s2t, "
+    "Apache-2.0), licences as theirs"
+)
+_E5_FOUR_LANGUAGES = multilingual(
+    (("de", "deu"), ("ja", "jpn"), ("zh", "cmn")),
+    options=(
+        *EXTRA_PAIRS_OPTIONS,
+        "--extra-pairs",
+        f"zh={TRADITIONAL_PAIRS}",
+        "--data-license",
+        EXTRA_PAIRS_LICENSE + TRADITIONAL_LICENSE,
     ),
+)
+E5_FOUR_LANGUAGES_EXTRA = replace(
+    _E5_FOUR_LANGUAGES,
     name="swe-multilingual-e5-small-en-de-ja-zh-extra",
     parallel=tuple(
         f"{language}={DATA}/parallel/{folder}en-{language}.tsv"
         for language in ("de", "ja", "zh")
         for folder in ("", "extra/")
+    ),
+    prepare=(
+        *_E5_FOUR_LANGUAGES.prepare,
+        "pip install 'st-static[pairs]'",
+        f"python scripts/traditional_pairs.py {DATA}/parallel/en-zh.tsv {DATA}/parallel/extra/en-zh.tsv "
+        f"--exclude {DATA}/tatoeba/cmn-eng.tsv --out {TRADITIONAL_PAIRS}",
     ),
 )
 SPECS: list[CardSpec | EnsembleSpec] = [

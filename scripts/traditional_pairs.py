@@ -6,7 +6,7 @@ words then read rows that the pairs never trained. This script converts the Chin
 (``s2t``: character by character, words kept) and writes each pair whose text changes. Use the file with
 ``st-static build --extra-pairs zh=FILE``: the pairs join the contrastive training only.
 
-    pip install opencc   # Apache-2.0
+    pip install 'st-static[pairs]'   # OpenCC (Apache-2.0)
     python scripts/traditional_pairs.py DATA/parallel/en-zh.tsv DATA/parallel/extra/en-zh.tsv \
         --exclude DATA/tatoeba/cmn-eng.tsv --out models/en-zh-traditional.tsv
 """
@@ -25,7 +25,7 @@ def converter(config: str) -> Callable[[str], str]:
     try:
         import opencc
     except ImportError as error:
-        raise SystemExit("error: pip install opencc") from error
+        raise SystemExit("error: this script needs OpenCC: pip install 'st-static[pairs]'") from error
     return opencc.OpenCC(config).convert
 
 
