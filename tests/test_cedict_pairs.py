@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "cedict_pairs.py"
+from .project_scripts import load_script, script_path
+
+SCRIPT = script_path("cedict_pairs")
 
 CEDICT = """\
 # CC-CEDICT
@@ -27,13 +28,6 @@ CEDICT = """\
 WORDS = "\ufeff// HSK Level 1\n谢谢\txie4 xie5\n学生\n\n个\n吃\n李\n不在\n"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("cedict_pairs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _files(tmp_path: Path) -> tuple[Path, Path]:
     cedict = tmp_path / "cedict.txt"
     cedict.write_text(CEDICT, encoding="utf-8")
@@ -44,7 +38,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_listed_words_become_one_pair_each_with_their_first_translating_gloss(tmp_path: Path) -> None:
     cedict, words = _files(tmp_path)
-    script = _load_script()
+    script = load_script("cedict_pairs")
     # In list order; a surname, a classifier note or a variant note is no translation (个 has nothing else, so it is
     # left out, and 李 takes its second entry); notes and the infinitive marker go; a word without an entry is left
     # out; the traditional forms are not the key.
@@ -81,7 +75,7 @@ def test_a_word_list_without_entries_is_an_error_and_writes_nothing(tmp_path: Pa
 
 @pytest.mark.parametrize("gloss", ["surname Li", "old variant of 吃[chi1]", "CL:個|个[ge4]", "abbr. for 北京"])
 def test_glosses_that_are_not_translations_are_skipped(gloss: str) -> None:
-    assert _load_script().clean_gloss(gloss) == ""
+    assert load_script("cedict_pairs").clean_gloss(gloss) == ""
 
 
 def test_the_pair_writer_cleans_whitespace_and_refuses_to_write_nothing(tmp_path: Path) -> None:

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "jmdict_pairs.py"
+from .project_scripts import load_script, script_path
 
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("jmdict_pairs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = script_path("jmdict_pairs")
 
 
 def _make_database(path: Path) -> None:
@@ -45,7 +39,7 @@ def _make_database(path: Path) -> None:
 def test_common_entries_become_one_pair_each(tmp_path: Path) -> None:
     database = tmp_path / "jamdict.db"
     _make_database(database)
-    script = _load_script()
+    script = load_script("jmdict_pairs")
     # Common kanji forms (first one per entry), kana-only common words; uncommon entries and readings of kanji
     # words are left out; the first gloss of the first sense, without notes or the infinitive marker.
     assert script.common_pairs(database) == [("birthday", "誕生日"), ("eat", "食べる"), ("thank you", "ありがとう")]

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "traditional_pairs.py"
+from .project_scripts import load_script, script_path
+
+SCRIPT = script_path("traditional_pairs")
 PAIRS = "en\tother\nWe should go to sleep.\t我们该去睡觉了。\nIt is one.\t一。\n"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("traditional_pairs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_only_pairs_the_conversion_changes_are_kept_each_once() -> None:
     table = str.maketrans({"们": "們", "该": "該", "觉": "覺"})
     pairs = [("We should go to sleep.", "我们该去睡觉了。"), ("It is one.", "一。"), ("We should go.", "我们")]
     pairs += [("We should go to sleep.", "我們該去睡覺了。")]  # already traditional: its conversion changes nothing
-    converted = _load_script().traditional_pairs(pairs, lambda text: text.translate(table))
+    converted = load_script("traditional_pairs").traditional_pairs(pairs, lambda text: text.translate(table))
     assert converted == [("We should go to sleep.", "我們該去睡覺了。"), ("We should go.", "我們")]
 
 
