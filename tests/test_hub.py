@@ -197,28 +197,34 @@ def test_push_refuses_symbolic_links_and_uploads_nothing(model_folder, local_hub
 @pytest.mark.parametrize(
     ("key", "value", "shown"),
     [
-        ("teacher", "/home/someone/models/all-MiniLM-L6-v2", "metadata.teacher"),
+        ("teacher", "{root}/someone/models/all-MiniLM-L6-v2", "metadata.teacher"),
         ("teacher", "C:\\Users\\someone\\teacher", "metadata.teacher"),
         ("corpus", "corpus at {home}/data/en.txt", "metadata.corpus"),
-        ("parallel", ["en-de.tsv", "/data/en-ja.tsv"], "metadata.parallel[1]"),
+        ("parallel", ["en-de.tsv", "{root}/en-ja.tsv"], "metadata.parallel[1]"),
     ],
 )
 def test_push_refuses_paths_of_this_machine_in_the_metadata(
-    model_folder, in_process_bare_load, monkeypatch, key, value, shown
+    model_folder, in_process_bare_load, monkeypatch, tmp_path, key, value, shown
 ):
-    monkeypatch.setenv("HOME", "/home/tester")
+    # Absolute paths made under tmp_path: a home folder and other folders of the machine the test runs on.
+    home = tmp_path / "home" / "tester"
+    monkeypatch.setenv("HOME", str(home))
     config = json.loads((model_folder / "st_static_config.json").read_text(encoding="utf-8"))
-    config["metadata"][key] = value.format(home="/home/tester") if isinstance(value, str) else value
+    paths = {"home": home, "root": tmp_path}
+    config["metadata"][key] = (
+        value.format(**paths) if isinstance(value, str) else [item.format(**paths) for item in value]
+    )
     (model_folder / "st_static_config.json").write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(PushRefusedError, match=re.escape(shown) + r".*Replace each with a Hub repo id.*st-static card"):
         check_folder(model_folder)
 
 
-def test_push_refuses_a_card_that_mentions_the_home_folder(model_folder, in_process_bare_load, monkeypatch):
-    monkeypatch.setenv("HOME", "/home/tester")
+def test_push_refuses_a_card_that_mentions_the_home_folder(model_folder, in_process_bare_load, monkeypatch, tmp_path):
+    home = tmp_path / "home" / "tester"
+    monkeypatch.setenv("HOME", str(home))
     readme = model_folder / "README.md"
-    readme.write_text(readme.read_text(encoding="utf-8") + "\nBuilt in /home/tester/work.\n", encoding="utf-8")
-    with pytest.raises(PushRefusedError, match=r"README\.md mentions your home folder \(/home/tester\)"):
+    readme.write_text(readme.read_text(encoding="utf-8") + f"\nBuilt in {home}/work.\n", encoding="utf-8")
+    with pytest.raises(PushRefusedError, match=rf"README\.md mentions your home folder \({re.escape(str(home))}\)"):
         check_folder(model_folder)
 
 
