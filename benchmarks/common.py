@@ -214,6 +214,14 @@ def write_report(output: Path | None, lines: list[str], rows: object | None = No
         output.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 
 
+def only_folder(work: Path, pattern: str) -> Path:
+    """The one finished folder of ``work`` matching ``pattern`` (``pca-*``); exits unless there is exactly one."""
+    found = sorted(path for path in work.glob(pattern) if path.is_dir() and not path.name.endswith(".partial"))
+    if len(found) != 1:
+        raise SystemExit(f"{work} holds {len(found)} folders {pattern}: give a work folder of one build.")
+    return found[0]
+
+
 def task_texts(tasks: dict[str, tuple[str, Path]]) -> list[str]:
     """Every distinct text of ``{name: (kind, path)}`` tasks (``"sts"`` pairs, task files or translation pairs)."""
     read_scored_pairs, read_translation_pairs = __getattr__("read_scored_pairs"), __getattr__("read_translation_pairs")

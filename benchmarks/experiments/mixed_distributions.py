@@ -30,8 +30,8 @@ import torch
 from sentence_transformers.util import cos_sim
 from torch import Tensor
 
-from benchmarks.common import command_line, task_evaluator, write_report
-from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, task_scores
+from benchmarks.common import command_line, only_folder, task_evaluator, write_report
+from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, scored_row, task_scores
 from st_static.losses.registry import register_loss
 from st_static.losses.similarity_distillation import SimilarityDistillationLoss
 
@@ -62,13 +62,6 @@ class MixedDistributionsLoss(SimilarityDistillationLoss):
         return -(target * logits.log_softmax(dim=1).masked_fill(diagonal, 0.0)).sum(dim=1).mean()
 
 
-def _only(work: Path, pattern: str) -> Path:
-    found = sorted(path for path in work.glob(pattern) if path.is_dir() and not path.name.endswith(".partial"))
-    if len(found) != 1:
-        raise SystemExit(f"{work} holds {len(found)} folders {pattern}: give a work folder of one build.")
-    return found[0]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, required=True, help="the first teacher's build's work folder")
@@ -86,7 +79,7 @@ def main() -> None:
     from st_static.training import refine
 
     first, second = (
-        ExtractionStage.open(_only(work, "completion-*")) for work in (arguments.work, arguments.second_work)
+        ExtractionStage.open(only_folder(work, "completion-*")) for work in (arguments.work, arguments.second_work)
     )
     if first.sentences() != second.sentences():
         raise SystemExit("The two builds read different sentences: give two builds of the same corpus.")
@@ -107,16 +100,8 @@ def main() -> None:
         for task, result in task_evaluator(arguments.data, ",".join(STS_DEV + STS_TEST))(model).items()
     }
     tasks = task_scores(model, arguments.data / "tasks")
-    row = {
-        "share": arguments.share,
-        "seed": arguments.seed,
-        "seconds": seconds,
-        "sts": sts,
-        "tasks": tasks,
-        "sts_dev_mean": float(np.mean([sts[task] for task in STS_DEV])),
-        "task_dev_mean": float(np.mean([dev for dev, _ in tasks.values()])),
-        "task_test_mean": float(np.mean([test for _, test in tasks.values()])),
-    }
+    variant = f"share {arguments.share}, seed {arguments.seed}"
+    row = scored_row(variant, sts, tasks, share=arguments.share, seed=arguments.seed, seconds=seconds)
     print(json.dumps(row), flush=True)
     header = ["share", "seed", *STS_DEV, "STS dev mean", *(f"{task} dev" for task in ENGLISH_TASKS)]
     header += ["task dev mean", "stsb-en-test", "task test mean"]

@@ -22,15 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import command_line, task_evaluator, write_report
+from benchmarks.common import command_line, only_folder, task_evaluator, write_report
 from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, task_scores
-
-
-def _only(work: Path, pattern: str) -> Path:
-    found = sorted(path for path in work.glob(pattern) if path.is_dir() and not path.name.endswith(".partial"))
-    if len(found) != 1:
-        raise SystemExit(f"{work} holds {len(found)} folders {pattern}: give a work folder of one build.")
-    return found[0]
 
 
 def main() -> None:
@@ -53,8 +46,8 @@ def main() -> None:
     from st_static.stages.extraction_folder import ExtractionStage
     from st_static.training import refine
 
-    extraction = ExtractionStage.open(_only(arguments.work, "completion-*"))
-    reduction = _only(arguments.work, "pca-*")
+    extraction = ExtractionStage.open(only_folder(arguments.work, "completion-*"))
+    reduction = only_folder(arguments.work, "pca-*")
     sentences = extraction.sentences()
     first = extraction.teacher_embeddings()
     started = time.perf_counter()

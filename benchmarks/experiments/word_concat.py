@@ -32,15 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import command_line, task_evaluator, write_report
-from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, task_scores
-
-
-def _only(work: Path, pattern: str) -> Path:
-    found = sorted(path for path in work.glob(pattern) if path.is_dir() and not path.name.endswith(".partial"))
-    if len(found) != 1:
-        raise SystemExit(f"{work} holds {len(found)} folders {pattern}: give a work folder of one build.")
-    return found[0]
+from benchmarks.common import command_line, only_folder, task_evaluator, write_report
+from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, scored_row, task_scores
 
 
 def _variant(text: str) -> tuple[float, int, float, int]:
@@ -73,8 +66,8 @@ def main() -> None:
     from st_static.tensors import to_numpy
     from st_static.training import refine
 
-    first_stage = ExtractionStage.open(_only(arguments.work, "completion-*"))
-    second_stage = ExtractionStage.open(_only(arguments.second_work, "completion-*"))
+    first_stage = ExtractionStage.open(only_folder(arguments.work, "completion-*"))
+    second_stage = ExtractionStage.open(only_folder(arguments.second_work, "completion-*"))
     first, second = load_model(first_stage.model_path)[0], load_model(second_stage.model_path)[0]
     if first.tokenizer.to_str() != second.tokenizer.to_str() or first_stage.sentences() != second_stage.sentences():
         raise SystemExit("The two builds differ in vocabulary or sentences: give two builds of the same corpus.")
@@ -115,18 +108,16 @@ def main() -> None:
         seconds = time.perf_counter() - started
         sts = {task: result["score"] for task, result in evaluate_sts(model).items()}
         tasks = task_scores(model, arguments.data / "tasks")
-        row = {
-            "word_share": word_share,
-            "removed_components": removed,
-            "target_share": target_share,
-            "seed": seed,
-            "seconds": seconds,
-            "sts": sts,
-            "tasks": tasks,
-            "sts_dev_mean": float(np.mean([sts[task] for task in STS_DEV])),
-            "task_dev_mean": float(np.mean([dev for dev, _ in tasks.values()])),
-            "task_test_mean": float(np.mean([test for _, test in tasks.values()])),
-        }
+        row = scored_row(
+            f"{word_share}:{removed}:{target_share}:{seed}",
+            sts,
+            tasks,
+            word_share=word_share,
+            removed_components=removed,
+            target_share=target_share,
+            seed=seed,
+            seconds=seconds,
+        )
         rows.append(row)
         print(json.dumps(row), flush=True)
 
