@@ -116,14 +116,19 @@ class ExtractionSettings:
     second_teacher: str | None = setting(
         None,
         "A second teacher (Sentence Transformer folder or Hub repo id) whose similarities the distillation also "
-        "learns: it encodes a sample of the distillation sentences and the targets mix both teachers' cosines "
-        "(st_static.extraction.target_mix); the first teacher still gives the words' vectors.",
+        "learns: it encodes a sample of the distillation sentences and the targets mix both teachers' similarities "
+        "(second_teacher_mix); the first teacher still gives the words' vectors.",
     )
     second_teacher_prompt: str | None = setting(
         None, 'Text put before every sentence for the second teacher. Default: its own prompt; "" for none.'
     )
     second_teacher_weight: float = setting(
-        0.5, "The second teacher's share of the distilled cosines (0 to 1; the first teacher has the rest)."
+        0.5, "The second teacher's share of the distilled targets (0 to 1; the first teacher has the rest)."
+    )
+    second_teacher_mix: Literal["distributions", "cosines"] = setting(
+        "distributions",
+        "How the two teachers' targets mix: distributions = the weighted mean of each teacher's in-batch neighbour "
+        "distribution (each keeps its nearest neighbours); cosines = one distribution of their weighted mean cosines.",
     )
     second_teacher_sentences: int = setting(
         100_000,
@@ -180,6 +185,10 @@ class ExtractionSettings:
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0.0 <= weight <= 1.0:
             raise SettingsError(f"second_teacher_weight must lie in [0, 1], got {weight!r}.")
         _positive_int(self, "second_teacher_sentences")
+        if self.second_teacher_mix not in ("distributions", "cosines"):
+            raise SettingsError(
+                f"second_teacher_mix must be distributions or cosines, got {self.second_teacher_mix!r}."
+            )
         if not 0.0 <= self.wordfreq_weight <= 1.0:
             raise SettingsError(f"wordfreq_weight must lie in [0, 1], got {self.wordfreq_weight}.")
         if self.teacher_precision not in ("auto", "float32", "bfloat16"):

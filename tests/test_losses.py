@@ -307,3 +307,83 @@ def test_the_similarity_mse_term_matches_absolute_cosines_the_softmax_ignores(wo
     assert exact == pytest.approx(float(similarity_distillation_loss(teacher, teacher)), abs=1e-6)
     with pytest.raises(ValueError, match="similarity_mse_weight"):
         SimilarityDistillationLoss(word_model, similarity_mse_weight=-1.0)
+
+
+# ---------------------------------------------------------------- several teachers
+def mixed_distributions_loss(student: np.ndarray, blocks: list[np.ndarray], weights: list[float], tau: float) -> float:
+    """-1/K sum_i sum_{j != i} [sum_t w_t sigma(T_t, i, j)] log sigma(S, i, j), the weights scaled to sum to 1."""
+    similarity_s = cosine_matrix(student, student)
+    teachers = [cosine_matrix(block, block) for block in blocks]
+    total_weight = sum(weights)
+    size = len(student)
+    total = 0.0
+    for i in range(size):
+        for j in range(size):
+            if j != i:
+                target = sum(
+                    w / total_weight * paper_sigma(t, i, j, tau) for w, t in zip(weights, teachers, strict=True)
+                )
+                total += target * math.log(paper_sigma(similarity_s, i, j, tau))
+    return -total / size
+
+
+@pytest.mark.parametrize("weights", [[0.4, 0.6], [1.0, 3.0], [1.0, 0.0]])
+def test_several_teachers_learn_the_weighted_mean_of_their_distributions(weights):
+    student = random_rows(7, 5, seed=30)
+    first, second = random_rows(7, 4, seed=31), random_rows(7, 9, seed=32) * 5.0  # a block's scale does not count
+    labels = as_tensor(np.concatenate([first, second], axis=1))
+    loss = similarity_distillation_loss(as_tensor(student), labels, 0.1, teacher_dims=[4, 9], teacher_weights=weights)
+    expected = mixed_distributions_loss(student, [first, second], weights, 0.1)
+    assert loss.item() == pytest.approx(expected, rel=1e-4, abs=1e-5)
+    if weights[1] == 0:  # one teacher's whole share is that teacher alone
+        alone = similarity_distillation_loss(as_tensor(student), as_tensor(first), 0.1)
+        assert loss.item() == pytest.approx(alone.item(), rel=1e-5)
+
+
+def test_several_teachers_differ_from_their_mixed_cosines_and_take_a_zero_column_in_the_last_block():
+    student = random_rows(8, 5, seed=33)
+    first, second = random_rows(8, 4, seed=34), random_rows(8, 6, seed=35)
+    unit = [block / np.linalg.norm(block, axis=1, keepdims=True) for block in (first, second)]
+    cosines_mixed = np.concatenate([unit[0] * math.sqrt(0.5), unit[1] * math.sqrt(0.5)], axis=1)
+    one_target = similarity_distillation_loss(as_tensor(student), as_tensor(cosines_mixed), 0.05)
+    both = as_tensor(np.concatenate([first, second], axis=1))
+    distributions = similarity_distillation_loss(as_tensor(student), both, 0.05, None, [4, 6], [0.5, 0.5])
+    assert distributions.item() != pytest.approx(one_target.item(), rel=1e-3)
+    padded = torch.cat([both, torch.zeros(8, 1)], dim=1)  # as the Matryoshka set-up appends
+    again = similarity_distillation_loss(as_tensor(student), padded, 0.05, None, [4, 6], [0.5, 0.5])
+    assert again.item() == pytest.approx(distributions.item(), rel=1e-6)
+
+
+def test_several_teachers_are_checked_and_configured(word_model):
+    for dims, weights, match in [
+        ([4, 6], None, "together"),
+        ([4], [0.5, 0.5], "together"),
+        ([4, 0], [0.5, 0.5], "positive integers"),
+        ([4, True], [0.5, 0.5], "positive integers"),
+        ([4, 6], [0.0, 0.0], "not all 0"),
+        ([4, 6], [-1.0, 2.0], "non-negative"),
+        ([4, 6], [math.nan, 1.0], "finite"),
+        ([4, 6], ["a", 1.0], "finite"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            SimilarityDistillationLoss(word_model, teacher_dims=dims, teacher_weights=weights)
+    loss_module = SimilarityDistillationLoss(word_model, teacher_dims=[4, 6], teacher_weights=[1.0, 3.0])
+    assert loss_module.get_config_dict()["teacher_dims"] == [4, 6]
+    assert loss_module.get_config_dict()["teacher_weights"] == [0.25, 0.75]
+    assert "teacher_dims" not in SimilarityDistillationLoss(word_model).get_config_dict()
+    features = features_of(word_model, ["the cat", "the mat", "hello"])
+    with pytest.raises(ValueError, match="fewer than"):
+        loss_module([features], as_tensor(random_rows(3, 9, seed=36)))
+    assert torch.isfinite(loss_module([features], as_tensor(random_rows(3, 10, seed=37))))
+
+
+def test_make_loss_passes_what_the_data_decides_and_refuses_what_the_loss_does_not_take(word_model):
+    from st_static.losses import make_loss
+    from st_static.settings import RefinementSettings, SettingsError
+
+    loss_module = make_loss(
+        "distillation", word_model, RefinementSettings(), {"teacher_dims": [4, 6], "teacher_weights": [1, 1]}
+    )
+    assert loss_module.teacher_blocks == ((4, 6), (0.5, 0.5))
+    with pytest.raises(SettingsError, match="takes no teacher_dims"):
+        make_loss("contrastive", word_model, RefinementSettings(), {"teacher_dims": [4]})

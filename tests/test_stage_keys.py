@@ -58,7 +58,13 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
     extraction_settings = asdict(settings.extraction)
     completion_settings = {name: extraction_settings.pop(name) for name in ("complete_words", "complete_spaceless")}
     long_text_settings = {name: extraction_settings.pop(name) for name in ("long_texts", "long_text_sentences")}
-    second_fields = ("second_teacher", "second_teacher_prompt", "second_teacher_sentences", "second_teacher_weight")
+    second_fields = (
+        "second_teacher",
+        "second_teacher_prompt",
+        "second_teacher_sentences",
+        "second_teacher_weight",
+        "second_teacher_mix",
+    )
     second_teacher_settings = {name: extraction_settings.pop(name) for name in second_fields}
     for name in ("fallback_rows", "piece_rows", "storage"):
         extraction_settings.pop(name)
@@ -98,9 +104,10 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
         refinement_inputs.append(long_key)
     if settings.extraction.second_teacher is not None:
         weight = second_teacher_settings.pop("second_teacher_weight")
+        mix = second_teacher_settings.pop("second_teacher_mix")  # cosines, the only mix before the setting
         second_key = _key(extraction_key, second_teacher_settings, extraction_settings["teacher_precision"])
         folders.add(f"second-teacher-{second_key}")
-        refinement_inputs.append([second_key, weight])
+        refinement_inputs.append([second_key, weight, *([mix] if mix != "cosines" else [])])
     refinement_key = _key(reduction_key, asdict(settings.refinement), *refinement_inputs)
     folders.add(f"{'contrastive' if settings.crosslingual else 'distillation'}-{refinement_key}")
     if settings.extraction.fallback_rows:
@@ -144,6 +151,11 @@ VARIANTS = {
     "default": lambda i: {"corpus": [i["corpus"]]},
     "no completion": lambda i: {"corpus": [i["corpus"]], "complete_words": 0},
     "second teacher": lambda i: {"corpus": [i["corpus"]], "second_teacher": i["second"], "second_teacher_weight": 0.3},
+    "second teacher, cosines": lambda i: {
+        "corpus": [i["corpus"]],
+        "second_teacher": i["second"],
+        "second_teacher_mix": "cosines",
+    },
     "long texts": lambda i: {"corpus": [i["corpus"]], "long_texts": 4, "long_text_sentences": 2},
     "passages": lambda i: {"corpus": [i["corpus"]], "passages": i["passages"]},
     "bare table": lambda i: {

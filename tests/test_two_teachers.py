@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +60,8 @@ def test_the_sample_is_sorted_seeded_and_whole_when_asked_for_more():
 def test_second_teacher_settings_are_checked():
     with pytest.raises(SettingsError, match="second_teacher_weight"):
         ExtractionSettings(second_teacher="x", second_teacher_weight=1.5)
+    with pytest.raises(SettingsError, match="second_teacher_mix"):
+        ExtractionSettings(second_teacher="x", second_teacher_mix="logits")
     with pytest.raises(SettingsError, match="second_teacher_sentences"):
         ExtractionSettings(second_teacher="x", second_teacher_sentences=0)
     with pytest.raises(SettingsError, match="second_teacher must name"):
@@ -86,12 +89,13 @@ def test_a_second_teacher_keys_its_stage_moves_the_table_and_is_recorded(teacher
     assert not np.allclose(plain.encode(["the cat sat"]), both.encode(["the cat sat"]))
     record = both[0].metadata.second_teacher
     assert record.teacher == second.name and record.weight == 0.5 and record.sentences == 10
+    assert record.mix == "distributions"
     assert plain[0].metadata.second_teacher is None
     from st_static.model_card import render_model_card
 
     card = " ".join(render_model_card(both).split())
     assert f"the sentence similarities of a second teacher, `{second.name}`" in card
-    assert "0.5 that teacher's and the rest the first's, over 10 sentences" in card
+    assert "the neighbour distributions it distilled are 0.5 that teacher's and the rest the first's, over 10" in card
     assert "second teacher" not in render_model_card(plain)
 
     again = st_static.distill(
@@ -110,6 +114,59 @@ def test_a_second_teacher_keys_its_stage_moves_the_table_and_is_recorded(teacher
     assert len(list(work.glob("second-teacher-*"))) == 1  # a new weight reuses the second teacher's pass
     assert len(list(work.glob("distillation-*"))) == 3
     assert weighted[0].metadata.second_teacher.weight == 1.0
+    cosines = st_static.distill(
+        str(first),
+        corpus,
+        work_dir=work,
+        second_teacher=str(second),
+        second_teacher_sentences=10,
+        second_teacher_mix="cosines",
+        **TINY,
+    )
+    assert len(list(work.glob("second-teacher-*"))) == 1  # so does the other mix
+    assert len(list(work.glob("distillation-*"))) == 4
+    assert not np.allclose(cosines.encode(["the cat sat"]), both.encode(["the cat sat"]))
+    assert cosines[0].metadata.second_teacher.mix == "cosines"
+    assert "the cosines it distilled are 0.5 that teacher's" in " ".join(render_model_card(cosines).split())
+    recorded = [
+        json.loads(path.read_text())["settings"].get("teacher_dims")
+        for path in work.glob("distillation-*/training/training_history.json")
+    ]
+    assert sorted(recorded, key=str) == [None, None, [32, 24], [32, 24]]  # plain and cosines; 0.5 and 1.0
+
+
+def test_the_refinement_reads_both_teachers_blocks_apart_with_their_shares(teachers, tmp_path, monkeypatch):
+    import st_static.training
+
+    calls = []
+    refine = st_static.training.refine
+    monkeypatch.setattr(
+        st_static.training, "refine", lambda *args, **kwargs: calls.append(kwargs) or refine(*args, **kwargs)
+    )
+    first, second = teachers
+    work = tmp_path / "work"
+    for mix in ("distributions", "cosines"):
+        st_static.distill(
+            str(first),
+            TINY_CORPUS * 3,
+            work_dir=work,
+            second_teacher=str(second),
+            second_teacher_sentences=10,
+            second_teacher_weight=0.7,
+            second_teacher_mix=mix,
+            **TINY,
+        )
+    distributions, cosines = calls
+    arguments = distributions["teacher_loss_arguments"]
+    assert arguments["teacher_dims"] == [32, 24]
+    assert arguments["teacher_weights"] == pytest.approx([0.3, 0.7])
+    targets = distributions["teacher_embeddings"]
+    assert targets.shape == (10, 56)
+    np.testing.assert_allclose(np.linalg.norm(targets[:, :32], axis=1), np.linalg.norm(targets[:, 32:], axis=1))
+    assert cosines["teacher_loss_arguments"] is None and cosines["teacher_embeddings"].shape == (10, 56)
+    np.testing.assert_allclose(
+        np.linalg.norm(cosines["teacher_embeddings"][:, 32:], axis=1) ** 2, 0.7, atol=1e-5
+    )  # the second block's cosines weigh 0.7
 
 
 def test_a_missing_second_teacher_fails_before_the_teacher_pass(teachers, tmp_path):

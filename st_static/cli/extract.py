@@ -51,6 +51,7 @@ NOT_EXTRACTED = frozenset(
         "second_teacher_prompt",
         "second_teacher_sentences",
         "second_teacher_weight",
+        "second_teacher_mix",
         "storage",
     }
 )

@@ -1,11 +1,18 @@
-"""Distillation targets from two teachers: a second teacher's vectors of the extraction's sentences, mixed with the
-first's so that the student learns a weighted mean of both teachers' similarities.
+"""Distillation targets from two teachers: a second teacher's vectors of the extraction's sentences, beside the
+first's, so that the student learns from both teachers' similarities.
 
-The similarity distillation loss compares cosine similarities only, so a target vector may be any vector whose
-cosines are the ones to learn. Each teacher's block is centred and L2-normalised, scaled by the square root of its
-weight and concatenated: the cosine of two such vectors is exactly the weighted mean of the teachers' cosines
-(weights summing to 1). One teacher can then give the table its word vectors (MiniLM: sentence similarity) and the
-other add its topics (nomic-embed-text: clustering, sentiment) to what the table learns.
+Each teacher's block is centred and L2-normalised and the blocks are concatenated. Two ways to mix them
+(``second_teacher_mix``):
+
+- ``distributions`` (:meth:`SecondTeacherTargets.side_by_side`): the similarity distillation loss reads the blocks
+  apart (``teacher_dims``) and learns the weighted mean of each teacher's in-batch neighbour distribution, so each
+  teacher keeps its own nearest neighbours.
+- ``cosines`` (:meth:`SecondTeacherTargets.mixed_with`): each block is scaled by the square root of its weight, so
+  that the cosine of two target vectors is exactly the weighted mean of the teachers' cosines (weights summing to
+  1), and the loss learns that one similarity.
+
+One teacher can then give the table its word vectors and the other add what it knows better (MiniLM: sentence
+similarity; nomic-embed-text: topics, clustering, sentiment).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +56,14 @@ class SecondTeacherTargets:
         """Targets mixing the first teacher's vectors of every distillation sentence (``first``) with these, for
         the sampled sentences: ``weight`` is the second teacher's share."""
         return mix_targets([np.asarray(first[self.sample]), self.vectors], [1.0 - weight, weight])
+
+    def side_by_side(self, first: np.ndarray, weight: float) -> tuple[np.ndarray, dict[str, list[Any]]]:
+        """Both teachers' targets of the sampled sentences side by side (each block centred and normalised), and
+        the arguments that make the similarity distillation loss mix their distributions: the blocks' widths and
+        weights (``weight`` is the second teacher's share)."""
+        dims = [first.shape[1], self.vectors.shape[1]]
+        targets = mix_targets([np.asarray(first[self.sample]), self.vectors], [0.5, 0.5])
+        return targets, {"teacher_dims": dims, "teacher_weights": [1.0 - weight, weight]}
 
 
 def sample_sentences(count: int, size: int, seed: int = 0) -> np.ndarray:

@@ -11,9 +11,9 @@ names (``temperature`` above), so a new hyper-parameter is one new field of ``Re
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from st_static.settings import SettingsError
 
@@ -63,13 +63,26 @@ def registered_loss(name: str) -> RegisteredLoss:
     return LOSSES[name]
 
 
-def make_loss(name: str, model: SentenceTransformer, settings: RefinementSettings) -> nn.Module:
-    """Construct the loss ``name`` for ``model`` with the settings its ``__init__`` names, wrapped in
-    ``MatryoshkaLoss`` when ``settings.matryoshka_dims`` is set."""
+def make_loss(
+    name: str,
+    model: SentenceTransformer,
+    settings: RefinementSettings,
+    arguments: Mapping[str, Any] | None = None,
+) -> nn.Module:
+    """Construct the loss ``name`` for ``model`` with the settings its ``__init__`` names and ``arguments`` (what
+    the data decides, such as several teachers' widths), wrapped in ``MatryoshkaLoss`` when
+    ``settings.matryoshka_dims`` is set.
+
+    Raises:
+        SettingsError: If the loss is not registered or takes no parameter of one of ``arguments``' names.
+    """
     from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
 
     entry = registered_loss(name)
     parameters = inspect.signature(entry.loss_class).parameters
-    arguments = {key: getattr(settings, key) for key in parameters if key != "model" and hasattr(settings, key)}
-    loss = entry.loss_class(model, **arguments)
+    unknown = sorted(set(arguments or {}) - set(parameters))
+    if unknown:
+        raise SettingsError(f"The {name} loss takes no {', '.join(unknown)}.")
+    values = {key: getattr(settings, key) for key in parameters if key != "model" and hasattr(settings, key)}
+    loss = entry.loss_class(model, **values, **(arguments or {}))
     return MatryoshkaLoss(model, loss, list(settings.matryoshka_dims)) if settings.matryoshka_dims else loss

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -25,11 +25,68 @@ def check_temperature(temperature: float) -> float:
     return float(temperature)
 
 
+def check_teacher_blocks(
+    teacher_dims: Sequence[int] | None, teacher_weights: Sequence[float] | None
+) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+    """``teacher_dims`` and ``teacher_weights`` checked and with the weights scaled to sum to 1 (``None`` for one
+    teacher), or a ``ValueError`` naming what is wrong."""
+    if teacher_dims is None and teacher_weights is None:
+        return None
+    if teacher_dims is None or teacher_weights is None or len(teacher_dims) != len(teacher_weights):
+        raise ValueError(
+            f"Give teacher_dims and teacher_weights together, one width and one weight per teacher; got "
+            f"{teacher_dims!r} and {teacher_weights!r}."
+        )
+    if not teacher_dims or any(isinstance(dim, bool) or not isinstance(dim, int) or dim < 1 for dim in teacher_dims):
+        raise ValueError(f"teacher_dims must be positive integers, one per teacher, got {list(teacher_dims)!r}.")
+    numbers = all(isinstance(weight, int | float) and not isinstance(weight, bool) for weight in teacher_weights)
+    if not numbers or not all(0 <= weight < math.inf for weight in teacher_weights) or not sum(teacher_weights):
+        raise ValueError(f"teacher_weights must be finite, non-negative and not all 0, got {list(teacher_weights)!r}.")
+    total = float(sum(teacher_weights))
+    return tuple(teacher_dims), tuple(float(weight) / total for weight in teacher_weights)
+
+
+def teacher_probabilities(
+    teacher_embeddings: Tensor,
+    temperature: float,
+    diagonal: Tensor,
+    blocks: tuple[tuple[int, ...], tuple[float, ...]] | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The teacher's in-batch neighbour distributions (each row's softmax over ``j != i``) and cosines.
+
+    With ``blocks`` (widths and weights, see :func:`check_teacher_blocks`) the embeddings are several teachers'
+    side by side, the last block taking any columns past the widths: the distribution is the weighted mean of
+    each teacher's own, and the cosines are the weighted mean of theirs."""
+    if blocks is None:
+        cosines = cos_sim(teacher_embeddings, teacher_embeddings)
+        return (cosines / temperature).masked_fill(diagonal, -math.inf).softmax(dim=1), cosines
+    dims, weights = blocks
+    if teacher_embeddings.shape[1] < sum(dims):
+        raise ValueError(
+            f"The teacher embeddings are {teacher_embeddings.shape[1]} wide, fewer than the teachers' widths "
+            f"{list(dims)} add up to ({sum(dims)})."
+        )
+    starts = [sum(dims[:index]) for index in range(len(dims))]
+    ends = [*starts[1:], teacher_embeddings.shape[1]]
+    probabilities = torch.zeros_like(diagonal, dtype=teacher_embeddings.dtype)
+    mixed_cosines = torch.zeros_like(probabilities)
+    for start, end, weight in zip(starts, ends, weights, strict=True):
+        if weight == 0:
+            continue
+        block = teacher_embeddings[:, start:end]
+        cosines = cos_sim(block, block)
+        probabilities += weight * (cosines / temperature).masked_fill(diagonal, -math.inf).softmax(dim=1)
+        mixed_cosines += weight * cosines
+    return probabilities, mixed_cosines
+
+
 def similarity_distillation_loss(
     student_embeddings: Tensor,
     teacher_embeddings: Tensor,
     temperature: float = RefinementSettings.temperature,
     similarity_mse_weight: float = RefinementSettings.similarity_mse_weight,
+    teacher_dims: Sequence[int] | None = None,
+    teacher_weights: Sequence[float] | None = None,
 ) -> Tensor:
     """The similarity distillation loss of one batch (Wada et al., 2025, Eqs. 2-3).
 
@@ -43,17 +100,22 @@ def similarity_distillation_loss(
         temperature: The softmax temperature ``tau``.
         similarity_mse_weight: Weight of a term ``mean_{i != j} (S_ij - T_ij)^2`` that also matches the absolute
             cosine similarities (the softmax only sees each row's differences); 0 leaves the paper's loss.
+        teacher_dims: For several teachers: the widths of their embeddings, which ``teacher_embeddings`` holds
+            side by side (the last block also takes any columns past them). The target is then
+            ``sum_t w_t softmax_tau(T_t)``, the weighted mean of each teacher's distribution, so each keeps its
+            own nearest neighbours.
+        teacher_weights: Each teacher's share of that mean (scaled to sum to 1); with ``teacher_dims`` only.
 
     Returns:
         A scalar. For ``K < 2`` there is no pair to compare and the loss is 0 (still attached to the graph).
     """
+    blocks = check_teacher_blocks(teacher_dims, teacher_weights)
     batch_size = student_embeddings.shape[0]
     if batch_size < 2:
         return student_embeddings.sum() * 0.0
     diagonal = torch.eye(batch_size, dtype=torch.bool, device=student_embeddings.device)
     with torch.no_grad():
-        teacher_logits = cos_sim(teacher_embeddings, teacher_embeddings) / temperature
-        teacher_probs = teacher_logits.masked_fill(diagonal, -math.inf).softmax(dim=1)
+        teacher_probs, teacher_similarities = teacher_probabilities(teacher_embeddings, temperature, diagonal, blocks)
     student_similarities = cos_sim(student_embeddings, student_embeddings)
     student_logits = (student_similarities / temperature).masked_fill(diagonal, -math.inf)
     # log_softmax gives -inf on the masked diagonal, where the teacher's probability is 0: zero those terms
@@ -61,7 +123,7 @@ def similarity_distillation_loss(
     student_log_probs = student_logits.log_softmax(dim=1).masked_fill(diagonal, 0.0)
     loss = -(teacher_probs * student_log_probs).sum(dim=1).mean()
     if similarity_mse_weight:
-        differences = (student_similarities - teacher_logits * temperature).masked_fill(diagonal, 0.0)
+        differences = (student_similarities - teacher_similarities).masked_fill(diagonal, 0.0)
         loss = loss + similarity_mse_weight * differences.square().sum() / (batch_size * (batch_size - 1))
     return loss
 
@@ -73,6 +135,8 @@ class SimilarityDistillationLoss(nn.Module):
         model: SentenceTransformer,
         temperature: float = RefinementSettings.temperature,
         similarity_mse_weight: float = RefinementSettings.similarity_mse_weight,
+        teacher_dims: Sequence[int] | None = None,
+        teacher_weights: Sequence[float] | None = None,
     ) -> None:
         """
         Distils a teacher's *in-batch similarity structure* into a student: for every sentence in a batch, the
@@ -93,6 +157,12 @@ class SimilarityDistillationLoss(nn.Module):
             similarity_mse_weight: Weight of an extra term, the mean squared difference of the student's and the
                 teacher's off-diagonal cosine similarities (absolute geometry, which the softmax ignores); 0 (the
                 default) is the paper's loss.
+            teacher_dims: Distil several teachers at once: the widths of their embeddings, given side by side in
+                the labels (the last block also takes any columns past them, such as a zero column). The target
+                distribution is the weighted mean of each teacher's own (``sum_t w_t softmax_tau(T_t)``), so every
+                teacher keeps its nearest neighbours; mixing their cosines first would blur them into one ranking.
+                ``None`` (the default): the labels are one teacher's.
+            teacher_weights: Each teacher's share of that mean (scaled to sum to 1), with ``teacher_dims``.
 
         References:
             - Static Word Embeddings for Sentence Semantic Representation (Wada et al., EMNLP 2025):
@@ -110,6 +180,9 @@ class SimilarityDistillationLoss(nn.Module):
             | Inputs           | Labels                                              |
             +==================+=====================================================+
             | single sentences | teacher embeddings ``(batch_size, teacher_dim)``    |
+            +------------------+-----------------------------------------------------+
+            | single sentences | several teachers' embeddings side by side,          |
+            |                  | ``(batch_size, sum(teacher_dims))``                 |
             +------------------+-----------------------------------------------------+
 
         Relations:
@@ -160,6 +233,7 @@ class SimilarityDistillationLoss(nn.Module):
         if isinstance(similarity_mse_weight, bool) or not 0 <= similarity_mse_weight < math.inf:
             raise ValueError(f"similarity_mse_weight must be 0 or a positive number, got {similarity_mse_weight!r}.")
         self.similarity_mse_weight = float(similarity_mse_weight)
+        self.teacher_blocks = check_teacher_blocks(teacher_dims, teacher_weights)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         embeddings = embed_columns(self.model, sentence_features)
@@ -174,8 +248,9 @@ class SimilarityDistillationLoss(nn.Module):
             )
         student_embeddings = embeddings[0]
         teacher_embeddings = self._check_teacher_embeddings(labels, student_embeddings)
+        dims, weights = self.teacher_blocks or (None, None)
         return similarity_distillation_loss(
-            student_embeddings, teacher_embeddings, self.temperature, self.similarity_mse_weight
+            student_embeddings, teacher_embeddings, self.temperature, self.similarity_mse_weight, dims, weights
         )
 
     def _check_teacher_embeddings(self, labels: Tensor | None, student_embeddings: Tensor) -> Tensor:
@@ -206,7 +281,10 @@ class SimilarityDistillationLoss(nn.Module):
         return labels.detach().to(student_embeddings.dtype)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "similarity_mse_weight": self.similarity_mse_weight}
+        config: dict[str, Any] = {"temperature": self.temperature, "similarity_mse_weight": self.similarity_mse_weight}
+        if self.teacher_blocks is not None:
+            config["teacher_dims"], config["teacher_weights"] = (list(part) for part in self.teacher_blocks)
+        return config
 
     @property
     def citation(self) -> str:

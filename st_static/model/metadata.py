@@ -271,7 +271,10 @@ class SecondTeacherRecord(_Record):
     """Hub id of the second teacher, or a local teacher's folder name."""
     prompt: str | None = None
     weight: float | None = None
-    """Its share of the distilled cosines (the first teacher has the rest)."""
+    """Its share of the distilled targets (the first teacher has the rest)."""
+    mix: str | None = None
+    """How the targets mixed: ``distributions`` (each teacher's neighbour distribution) or ``cosines`` (``None``:
+    a table built before the setting, cosines)."""
     sentences: int | None = None
     """Distillation sentences it encoded."""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -342,4 +342,5 @@ def second_teacher_facts(metadata: ModelMetadata) -> dict[str, str] | None:
         "markdown": describe_teacher(record.teacher).markdown,
         "weight": f"{record.weight:g}" if record.weight is not None else "a share",
         "sentences": format_number(record.sentences) if record.sentences else "its",
+        "mixed": "neighbour distributions" if record.mix == "distributions" else "cosines",
     }

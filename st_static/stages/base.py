@@ -39,10 +39,17 @@ Evaluator = Callable[[SentenceTransformer], dict[str, dict[str, Any]]]
 KEYED_ELSEWHERE = {
     "completion": ("complete_words", "complete_spaceless"),
     "long texts": ("long_texts", "long_text_sentences"),
-    "second teacher": ("second_teacher", "second_teacher_prompt", "second_teacher_sentences", "second_teacher_weight"),
+    "second teacher": (
+        "second_teacher",
+        "second_teacher_prompt",
+        "second_teacher_sentences",
+        "second_teacher_weight",
+        "second_teacher_mix",
+    ),
     "after the refinement": ("fallback_rows", "piece_rows", "storage"),  # each keys its own folder only
 }
-"""``ExtractionSettings`` fields that key a later stage, not the extraction (its weight keys the refinement)."""
+"""``ExtractionSettings`` fields that key a later stage, not the extraction (the second teacher's weight and mix key
+the refinement)."""
 
 
 def stage_key(*parts: object) -> str:

@@ -60,7 +60,10 @@ class Refinement(FolderStage):
         if "long texts" in build.keys:
             inputs.append(build.keys["long texts"])
         if "second teacher" in build.keys:
-            inputs.append([build.keys["second teacher"], settings.extraction.second_teacher_weight])
+            mixing = [build.keys["second teacher"], settings.extraction.second_teacher_weight]
+            if settings.extraction.second_teacher_mix != "cosines":  # cosine builds keep the folders they had
+                mixing.append(settings.extraction.second_teacher_mix)
+            inputs.append(mixing)
         return stage_key(build.keys["pca"], asdict(settings.refinement), *inputs)
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
@@ -121,12 +124,17 @@ def refine_table(
 
     sentences: Sequence[str] | None = None
     targets = None
+    loss_arguments = None
     if pairs is None or settings.refinement.crosslingual_distillation:
         sentences = extraction.sentences()
         targets = np.asarray(extraction.teacher_embeddings(), dtype=np.float32)
-        if second_targets is not None:  # the sample both teachers read, their cosines mixed
+        if second_targets is not None:  # the sample both teachers read
             sentences = [sentences[index] for index in second_targets.sample]
-            targets = second_targets.mixed_with(targets, settings.extraction.second_teacher_weight)
+            weight = settings.extraction.second_teacher_weight
+            if settings.extraction.second_teacher_mix == "cosines":
+                targets = second_targets.mixed_with(targets, weight)
+            else:
+                targets, loss_arguments = second_targets.side_by_side(targets, weight)
         if long_texts is not None:
             sentences = [*sentences, *long_texts.texts]
             targets = np.concatenate([targets, long_texts.targets])
@@ -138,6 +146,7 @@ def refine_table(
             settings.refinement,
             sentences=sentences,
             teacher_embeddings=targets,
+            teacher_loss_arguments=loss_arguments,
             pairs=pairs,
             training_only_pairs=training_only,
             output_dir=output_dir,

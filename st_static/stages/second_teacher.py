@@ -32,7 +32,8 @@ class SecondTeacher(FolderStage):
     def key(self, build: Build) -> str:
         settings = build.settings
         second_teacher = stage_settings(settings.extraction, "second teacher")
-        second_teacher.pop("second_teacher_weight")
+        for name in ("second_teacher_weight", "second_teacher_mix"):  # they key the refinement
+            second_teacher.pop(name)
         precision = teacher_precision(settings.extraction.teacher_precision, settings.device)
         return stage_key(build.table_key, second_teacher, precision)
 
@@ -43,6 +44,7 @@ class SecondTeacher(FolderStage):
             teacher=teacher_record(str(extraction.second_teacher)),
             prompt=extraction.second_teacher_prompt,
             weight=float(extraction.second_teacher_weight),
+            mix=extraction.second_teacher_mix,
             sentences=len(build.second_targets.sample),
         )
         build.metadata = ModelMetadata(second_teacher=record).merged(build.metadata or ModelMetadata())

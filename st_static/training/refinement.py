@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,6 +76,7 @@ def refine(
     *,
     sentences: Sequence[str] | None = None,
     teacher_embeddings: np.ndarray | torch.Tensor | None = None,
+    teacher_loss_arguments: Mapping[str, Any] | None = None,
     pairs: TranslationPairs | None = None,
     training_only_pairs: TranslationPairs | None = None,
     output_dir: str | os.PathLike[str] | None = None,
@@ -83,11 +84,12 @@ def refine(
 ) -> TrainingResult:
     """Refine ``model``'s table with the losses of :func:`loss_names` on the data each one trains on.
 
-    A ``teacher_embeddings`` loss trains on ``sentences`` with their teacher embeddings; a ``translation_pairs``
-    loss on one dataset per language pair of ``pairs``. With several datasets, batches come from each in turn
-    (round robin), so the objective is the sum of their losses, and so is the validation loss. Under ``torchrun``
-    every process trains its share of the batches (DDP through the trainer); ``device="cpu"`` keeps training on
-    the CPU when a GPU is present.
+    A ``teacher_embeddings`` loss trains on ``sentences`` with their teacher embeddings (constructed with
+    ``teacher_loss_arguments`` as well, e.g. ``teacher_dims`` and ``teacher_weights`` when the embeddings are several
+    teachers' side by side); a ``translation_pairs`` loss on one dataset per language pair of ``pairs``. With
+    several datasets, batches come from each in turn (round robin), so the objective is the sum of their losses,
+    and so is the validation loss. Under ``torchrun`` every process trains its share of the batches (DDP through
+    the trainer); ``device="cpu"`` keeps training on the CPU when a GPU is present.
 
     Raises:
         ValueError: If a loss's data is missing or too small, or a setting is out of range.
@@ -103,7 +105,8 @@ def refine(
     record: dict[str, Any] = {}
     for name in names:
         entry = registered_loss(name)
-        loss = make_loss(name, model, settings)
+        arguments = teacher_loss_arguments if entry.data == "teacher_embeddings" else None
+        loss = make_loss(name, model, settings, arguments)
         if entry.data == "teacher_embeddings":
             if sentences is None or teacher_embeddings is None:
                 raise ValueError(f"The {name} loss trains on sentences with teacher embeddings; none were given.")
@@ -119,6 +122,7 @@ def refine(
             )
             losses[name] = loss
             record["center_teacher"] = settings.center_teacher
+            record.update(teacher_loss_arguments or {})
         else:
             if not isinstance(pairs, dict) or not pairs:
                 raise TypeError(
