@@ -253,9 +253,10 @@ NOMIC_512 = english(
     options=NOMIC_256.build_options[2:-2],
 )
 # The English flagship (issue 54): nomic's word vectors (the nomic build's extraction, completion and PCA) distilled
-# against a mix of both teachers' similarities, all-MiniLM-L6-v2 giving FLAGSHIP_WEIGHT of the cosines over every
-# distillation sentence (chosen on dev: benchmarks/results/2026-11-27-two-teachers.md).
-FLAGSHIP_WEIGHT = "0.6"
+# against a mix of both teachers' neighbour distributions, all-MiniLM-L6-v2 giving FLAGSHIP_WEIGHT of them over every
+# distillation sentence (the mix and the weight chosen on dev over three seeds:
+# benchmarks/results/2026-11-27-flagship.md, benchmarks/results/2026-11-27-flagship-distributions.md).
+FLAGSHIP_WEIGHT = "0.5"
 FLAGSHIP_256 = replace(
     english(
         "nomic-ai/nomic-embed-text-v1.5",
@@ -269,6 +270,8 @@ FLAGSHIP_256 = replace(
             "300000",
             "--second-teacher-weight",
             FLAGSHIP_WEIGHT,
+            "--second-teacher-mix",
+            "distributions",
         ),
     ),
     name="swe-nomic-minilm-256d",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from st_static import StaticWordAverage
 mteb = pytest.importorskip("mteb")
 
 from mteb.abstasks.classification import AbsTaskClassification  # noqa: E402
-from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy  # noqa: E402
+from mteb.abstasks.clustering import AbsTaskClustering  # noqa: E402
 from mteb.abstasks.retrieval import AbsTaskRetrieval  # noqa: E402
 from sklearn.cluster import MiniBatchKMeans  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
@@ -42,6 +43,7 @@ from st_static.evaluation.task_files import (  # noqa: E402
     task_file,
     task_file_texts,
 )
+from st_static.evaluation.task_files.mteb_adapters import CLUSTERING_EXPERIMENTS  # noqa: E402
 
 TOPICS = {
     "sport": ["goal", "match", "team", "coach", "league", "score", "player", "cup"],
@@ -116,7 +118,7 @@ def test_task_types_come_from_the_columns(tasks_dir):
         "topics-retrieval": "retrieval",
     }
     assert isinstance(mteb_task(tasks_dir / "topics-classification.tsv"), AbsTaskClassification)
-    assert isinstance(mteb_task(tasks_dir / "topics-clustering.tsv"), AbsTaskClusteringLegacy)
+    assert isinstance(mteb_task(tasks_dir / "topics-clustering.tsv"), AbsTaskClustering)
     assert isinstance(mteb_task(tasks_dir / "topics-retrieval"), AbsTaskRetrieval)
 
 
@@ -142,11 +144,17 @@ def test_scores_equal_an_independent_computation(topic_model, tasks_dir):
     )
 
     rows = read_tsv(tasks_dir / "topics-clustering.tsv")
-    labels = [label for _, label in rows]
-    k_means = MiniBatchKMeans(n_clusters=len(set(labels)), batch_size=500, n_init="auto", random_state=42)
-    assignment = k_means.fit(encode([text for text, _ in rows])).labels_
-    assert results["topics-clustering"]["metric"] == "v_measure"
-    assert results["topics-clustering"]["score"] == pytest.approx(100 * v_measure_score(labels, assignment))
+    labels = np.array([label for _, label in rows])
+    vectors = encode([text for text, _ in rows])
+    draws = random.Random(42)  # mteb's bootstrap: CLUSTERING_EXPERIMENTS samples of every text, with replacement
+    k_means = MiniBatchKMeans(n_clusters=len(set(labels)), batch_size=512, n_init=1, random_state=42)
+    v_measures = []
+    for _ in range(CLUSTERING_EXPERIMENTS):
+        sample = draws.choices(range(len(rows)), k=len(rows))
+        v_measures.append(v_measure_score(labels[sample], k_means.fit_predict(vectors[sample])))
+    assert CLUSTERING_EXPERIMENTS == 10
+    assert results["topics-clustering"]["metric"] == "v_measure" and results["topics-clustering"]["size"] == len(rows)
+    assert results["topics-clustering"]["score"] == pytest.approx(100 * np.mean(v_measures))
 
     folder = tasks_dir / "topics-retrieval"
     documents = dict(read_tsv(folder / "corpus.tsv"))

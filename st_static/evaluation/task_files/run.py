@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from st_static.evaluation.encoders import Encoder, model_encoder
 from st_static.evaluation.task_files.formats import (
-    CLUSTERING,
     MAIN_METRICS,
     PAIR_CLASSIFICATION,
     RETRIEVAL,
@@ -84,10 +83,10 @@ def _task_size(mteb_object: Any, task_type: str) -> int:
     dataset = mteb_object.dataset
     if task_type == RETRIEVAL:
         return len(dataset["default"]["test"]["queries"])
-    if task_type in (CLUSTERING, PAIR_CLASSIFICATION):
+    if task_type == PAIR_CLASSIFICATION:  # one row holding every pair
         first_column = dataset["test"].column_names[0]
         return len(dataset["test"][0][first_column])
-    return len(dataset["test"])
+    return len(dataset["test"])  # classification: the test half; clustering: one row per text
 
 
 def evaluate_task_file(encoder: Encoder, path: str | os.PathLike[str]) -> dict[str, Any]:
