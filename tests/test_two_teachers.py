@@ -76,10 +76,20 @@ def test_a_second_teacher_keys_its_stage_moves_the_table_and_is_recorded(teacher
     first, second = teachers
     work = tmp_path / "work"
     corpus = TINY_CORPUS * 3
+
+    def with_second(**settings: object):
+        return st_static.distill(
+            str(first),
+            corpus,
+            work_dir=work,
+            second_teacher=str(second),
+            second_teacher_sentences=10,
+            **settings,
+            **TINY,
+        )
+
     plain = st_static.distill(str(first), corpus, work_dir=work, **TINY)
-    both = st_static.distill(
-        str(first), corpus, work_dir=work, second_teacher=str(second), second_teacher_sentences=10, **TINY
-    )
+    both = with_second()
     assert len(list(work.glob("extraction-*"))) == 1  # the first teacher's pass is shared
     (stage,) = work.glob("second-teacher-*")
     targets = SecondTeacherTargets.open(stage)
@@ -98,31 +108,13 @@ def test_a_second_teacher_keys_its_stage_moves_the_table_and_is_recorded(teacher
     assert "the neighbour distributions it distilled are 0.5 that teacher's and the rest the first's, over 10" in card
     assert "second teacher" not in render_model_card(plain)
 
-    again = st_static.distill(
-        str(first), corpus, work_dir=work, second_teacher=str(second), second_teacher_sentences=10, **TINY
-    )  # every stage from the cache
+    again = with_second()  # every stage from the cache
     np.testing.assert_array_equal(again.encode(["the cat sat"]), both.encode(["the cat sat"]))
-    weighted = st_static.distill(
-        str(first),
-        corpus,
-        work_dir=work,
-        second_teacher=str(second),
-        second_teacher_sentences=10,
-        second_teacher_weight=1.0,
-        **TINY,
-    )
+    weighted = with_second(second_teacher_weight=1.0)
     assert len(list(work.glob("second-teacher-*"))) == 1  # a new weight reuses the second teacher's pass
     assert len(list(work.glob("distillation-*"))) == 3
     assert weighted[0].metadata.second_teacher.weight == 1.0
-    cosines = st_static.distill(
-        str(first),
-        corpus,
-        work_dir=work,
-        second_teacher=str(second),
-        second_teacher_sentences=10,
-        second_teacher_mix="cosines",
-        **TINY,
-    )
+    cosines = with_second(second_teacher_mix="cosines")
     assert len(list(work.glob("second-teacher-*"))) == 1  # so does the other mix
     assert len(list(work.glob("distillation-*"))) == 4
     assert not np.allclose(cosines.encode(["the cat sat"]), both.encode(["the cat sat"]))
