@@ -36,8 +36,16 @@ def test_neighbours_match_brute_force(exact):
     np.fill_diagonal(scores, -np.inf)
     expected = np.argsort(-scores, axis=1)[:, :3]
     assert found.exact is exact
-    np.testing.assert_array_equal(found.rows, expected)
-    np.testing.assert_allclose(found.similarities, np.take_along_axis(scores, expected, axis=1), atol=1e-5)
+    # every similarity is the exact cosine of the row found, best first
+    np.testing.assert_allclose(found.similarities, np.take_along_axis(scores, found.rows, axis=1), atol=1e-5)
+    assert np.all(np.diff(found.similarities, axis=1) <= 1e-6)
+    if exact:
+        np.testing.assert_array_equal(found.rows, expected)
+    else:  # HNSW is approximate and its multi-threaded build is not deterministic: a neighbour may be missed
+        # (1,000 runs here: 14% miss one, the worst recall 0.96, a near copy missed once)
+        recall = np.mean([len(set(got) & set(want)) / 3 for got, want in zip(found.rows, expected, strict=True)])
+        assert recall >= 0.9
+        assert np.sum(found.rows[:10, 0] == np.arange(40, 50)) >= 9  # the near copies (cosine > 0.99)
 
 
 def test_near_duplicates_form_groups_and_zero_vectors_have_no_neighbours():
