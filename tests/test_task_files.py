@@ -152,7 +152,6 @@ def test_scores_equal_an_independent_computation(topic_model, tasks_dir):
     for _ in range(CLUSTERING_EXPERIMENTS):
         sample = draws.choices(range(len(rows)), k=len(rows))
         v_measures.append(v_measure_score(labels[sample], k_means.fit_predict(vectors[sample])))
-    assert CLUSTERING_EXPERIMENTS == 10
     assert results["topics-clustering"]["metric"] == "v_measure" and results["topics-clustering"]["size"] == len(rows)
     assert results["topics-clustering"]["score"] == pytest.approx(100 * np.mean(v_measures))
 
