@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `{command_line('benchmarks.unknown_words', shown_arguments(argv))}`",
         f"Machine: {machine()[0]}; load average at the start {load_average()}.",
         f"Model: `{Path(args.model).name}`; pieces fitted in {fit_seconds:.1f} s: {report['pieces']} pieces "
-        f"({report['used_pieces']} used), on {report['fitted_on']} words; held-out words' cosine to their rows "
+        f"(of {report['candidates']} candidates), on {report['fitted_on']} words; held-out words' cosine to their rows "
         f"{report['held_out_cosine_prefix']:.3f} (prefix alone) -> {report['held_out_cosine']:.3f} (with pieces).",
         "",
     ]

@@ -10,6 +10,7 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
+from tokenizers import Tokenizer, models
 from typer.testing import CliRunner
 
 import st_static
@@ -83,7 +84,20 @@ def test_pieces_predict_held_out_words_better_than_their_prefix():
     before = (st_static.encode(model, list(held_out)) * target).sum(axis=1)
     after = (st_static.encode(with_pieces, list(held_out)) * target).sum(axis=1)
     assert after.mean() > before.mean() + 0.05
-    assert report["fitted_on"] > 0 and 0 < report["used_pieces"] <= report["pieces"]
+    assert report["fitted_on"] > 0 and report["used_pieces"] == report["pieces"] <= report["candidates"]
+
+
+def test_a_piece_no_word_uses_gets_no_row_and_the_other_rows_do_not_move():
+    model, _ = morphology_model(held_out=("painted",))
+    used = ["ed", "ing", "er", *LETTERS]
+    with_unused, report = add_piece_rows(model, pieces=["edx", "ingq", *used])  # no word is cut into these two
+    without, _ = add_piece_rows(model, pieces=used)
+    assert report["candidates"] == len(used) + 2 and with_unused[0].pieces == without[0].pieces
+    assert "##edx" not in with_unused[0].tokenizer.get_vocab()
+    assert torch.equal(with_unused[0].word_vectors, without[0].word_vectors)
+    assert with_unused[0].metadata.pieces.pieces == with_unused[0].metadata.pieces.used == with_unused[0].num_piece_rows
+    # An unknown word that would have matched the unused piece reads the shorter, fitted ones instead.
+    assert with_unused[0].tokenizer.encode("paintedx").tokens == ["paint", "##ed", "##x"]
 
 
 def test_known_words_keep_exactly_their_vectors(pieces_model):
@@ -193,6 +207,14 @@ def test_teacher_pieces_are_its_continuations_as_the_table_reads_them():
     candidates = candidate_pieces(model[0], teacher_like_tokenizer())
     assert set(LETTERS) <= set(candidates) and len(candidates) == len(set(candidates))
     assert not is_piece("Ing", lowercase=True) and not is_piece("a-b", lowercase=False) and is_piece("ing", True)
+
+
+def test_a_sentencepiece_teachers_pieces_are_its_tokens_that_do_not_start_a_word():
+    # A SentencePiece vocabulary may hold "###" (markdown); that does not make it a WordPiece one.
+    vocab = [("<unk>", 0.0), ("\u2581the", -1.0), ("\u2581Dusch", -2.0), ("gel", -3.0), ("sch", -3.0), ("###", -4.0)]
+    vocab += [("ü", -5.0), ("\u2581", -5.0)]
+    tokenizer = Tokenizer(models.Unigram(vocab, unk_id=0))
+    assert teacher_pieces(tokenizer, lowercase=False) == ["gel", "sch", "ü"]
 
 
 def test_the_piece_layout_round_trips():

@@ -116,9 +116,9 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
         version = {"characters": FALLBACK_CHARACTER_SCALE, "empty_text": EMPTY_TEXT_SCALE, "fit_words": FIT_WORDS}
         folders.add(f"fallback-{_key(refinement_key, 'fallback', version)}")
     if settings.extraction.piece_rows:
-        from st_static.extraction.pieces import MAX_PIECE_CHARS, RIDGE
+        from st_static.extraction.pieces import MAX_PIECE_CHARS, PIECES_VERSION, RIDGE
 
-        version = {"ridge": RIDGE, "max_piece_chars": MAX_PIECE_CHARS}
+        version = {"ridge": RIDGE, "max_piece_chars": MAX_PIECE_CHARS, "version": PIECES_VERSION}
         folders.add(f"pieces-{_key(refinement_key, 'pieces', version, settings.extraction.fallback_rows)}")
     return folders
 

@@ -62,7 +62,8 @@ def pieces(
     destination = save_model(completed, output, force=force, inputs=inputs)
     typer.echo(f"wrote {destination}")
     typer.echo(
-        f"  piece rows: {report['pieces']} ({report['used_pieces']} used), fitted on {report['fitted_on']} words"
+        f"  piece rows: {report['pieces']} (of {report['candidates']} candidates), "
+        f"fitted on {report['fitted_on']} words"
     )
     if "held_out_cosine" in report:
         typer.echo(

@@ -26,7 +26,7 @@ import torch
 from scipy import sparse
 from scipy.sparse.linalg import splu
 from sentence_transformers import SentenceTransformer
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, models
 
 from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.extraction.ridge import mean_cosine
@@ -48,11 +48,18 @@ logger = logging.getLogger(__name__)
 
 MAX_PIECE_CHARS = 12
 """Longer continuation tokens of the teacher are left out (they are whole words in all but name)."""
+PIECES_VERSION = 2
+"""Bumped when the pieces a fit keeps change (2: a SentencePiece teacher's pieces; a piece no word uses is dropped)."""
 RIDGE = 1.0
 """The ridge penalty on the piece rows, relative to one equation per vocabulary word (chosen on held-out words)."""
 HELD_OUT = 0.05
 """The share of the vocabulary held out to report how well the pieces predict a word's row."""
 _WORD_START_MARKERS = ("\u2581", "\u0120")  # SentencePiece's "▁", byte-level BPE's "Ġ"
+
+
+def is_word_piece(tokenizer: Tokenizer) -> bool:
+    """Whether ``tokenizer`` is a WordPiece tokenizer (continuations marked, ``##ing``), not SentencePiece or BPE."""
+    return isinstance(tokenizer.model, models.WordPiece)
 
 
 def teacher_pieces(teacher_tokenizer: Tokenizer, lowercase: bool) -> list[str]:
@@ -63,13 +70,14 @@ def teacher_pieces(teacher_tokenizer: Tokenizer, lowercase: bool) -> list[str]:
     :data:`MAX_PIECE_CHARS` are left out.
     """
     vocab = teacher_tokenizer.get_vocab(with_added_tokens=False)
-    word_piece = any(token.startswith(CONTINUATION_PREFIX) and len(token) > 2 for token in vocab)
+    # The model says whether continuations are marked: a SentencePiece vocabulary holds tokens such as "###" too.
+    prefix = teacher_tokenizer.model.continuing_subword_prefix if is_word_piece(teacher_tokenizer) else None
     pieces: dict[str, None] = {}
     for token, _ in sorted(vocab.items(), key=lambda item: item[1]):
-        if word_piece:
-            if not token.startswith(CONTINUATION_PREFIX):
+        if prefix is not None:
+            if not token.startswith(prefix) or len(token) == len(prefix):
                 continue
-            piece = token[len(CONTINUATION_PREFIX) :]
+            piece = token[len(prefix) :]
         elif token.startswith(_WORD_START_MARKERS) or token.startswith("<") or token.startswith("["):
             continue
         else:
@@ -155,7 +163,7 @@ def fit_piece_rows(
     ridge: float = RIDGE,
     held_out: float = HELD_OUT,
     seed: int = 0,
-) -> tuple[np.ndarray, dict[str, Any]]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Solve for the piece rows: ``table[prefix] + sum(pieces) ~ table[word]`` for every word with a cut.
 
     Args:
@@ -168,8 +176,9 @@ def fit_piece_rows(
         seed: Chooses the held-out words.
 
     Returns:
-        ``(rows, report)``: ``(num_pieces, dim)`` float32 piece rows (zero for a piece no word uses), and the
-        held-out words' mean cosine to their rows with the prefix alone and with the pieces.
+        ``(rows, uses, report)``: ``(num_pieces, dim)`` float32 piece rows (zero for a piece no word uses), how many
+        words' cuts use each piece, and the held-out words' mean cosine to their rows with the prefix alone and with
+        the pieces.
     """
     padded = np.concatenate([table, np.zeros((1, table.shape[1]), dtype=table.dtype)]).astype(np.float64)
     words = np.array([index for index, cut in enumerate(cuts) if cut is not None and cut.pieces], dtype=np.int64)
@@ -196,13 +205,14 @@ def fit_piece_rows(
         report["held_out_cosine_prefix"] = mean_cosine(padded[prefix_rows[test]], padded[words[test]])
         report["held_out_cosine"] = mean_cosine(predicted, padded[words[test]])
     rows = solve(np.arange(len(words))) if len(words) else np.zeros((num_pieces, table.shape[1]))
-    report["used_pieces"] = int((np.asarray(design.sum(axis=0)).ravel() > 0).sum())
-    return rows.astype(np.float32), report
+    uses = np.asarray(design.sum(axis=0)).ravel().astype(np.int64)
+    report["used_pieces"] = int((uses > 0).sum())
+    return rows.astype(np.float32), uses, report
 
 
 def piece_rows(
     module: StaticWordAverage, pieces: Sequence[str], ridge: float = RIDGE
-) -> tuple[np.ndarray, dict[str, Any]]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The rows of ``pieces`` for ``module``'s table (:func:`fit_piece_rows` over its vocabulary)."""
     cutter = _Cutter(module.tokenizer, pieces)
     words = module.vocabulary
@@ -230,11 +240,13 @@ def add_piece_rows(
         model: A static ``SentenceTransformer``.
         teacher_tokenizer: The teacher's tokenizer, whose continuation tokens become pieces; ``None``: single
             letters and digits only.
-        pieces: The pieces (without ``##``); default: :func:`candidate_pieces`.
+        pieces: The candidate pieces (without ``##``); default: :func:`candidate_pieces`. Those no vocabulary
+            word's cut uses get no row.
         ridge: The ridge penalty of the fit.
 
     Returns:
-        ``(model, report)``: the new model (``metadata.pieces`` records what was added) and the fit's report.
+        ``(model, report)``: the new model (``metadata.pieces`` records what was added) and the fit's report
+        (``candidates``, ``pieces`` kept, ``fitted_on`` and the held-out cosines).
 
     Raises:
         ValueError: If the table has fewer than 10 vocabulary words.
@@ -244,8 +256,13 @@ def add_piece_rows(
         raise ValueError(f"Piece rows need at least 10 vocabulary words to fit, got {module.num_vocabulary_words}.")
     if pieces is None:
         pieces = candidate_pieces(module, teacher_tokenizer)
-    pieces = list(pieces)
-    rows, report = piece_rows(module, pieces, ridge=ridge)
+    candidates = list(pieces)
+    rows, uses, report = piece_rows(module, candidates, ridge=ridge)
+    # A piece no word's cut uses would keep a zero row that reads nothing where shorter pieces read something.
+    # Dropping it changes no cut (the greedy match never chose it) and no other row (its column is independent).
+    used = np.flatnonzero(uses > 0)
+    pieces, rows = [candidates[index] for index in used], rows[used]
+    report.update(candidates=len(candidates), pieces=len(pieces))
     vectors = module.word_vectors.detach().float().cpu()
     words = module.num_vocabulary_words
     fallback = vectors[module.fallback_start :]

@@ -287,7 +287,8 @@ class PiecesRecord(_Record):
     pieces: int | None = None
     """How many pieces got a row."""
     used: int | None = None
-    """How many of them some vocabulary word's cut uses (the others are zero rows)."""
+    """How many of them some vocabulary word's cut uses (all, in tables built since unused pieces are dropped; the
+    others are zero rows)."""
     fitted_on: int | None = None
     """Vocabulary words whose cut (prefix and pieces) fitted the rows."""
     ridge: float | None = None

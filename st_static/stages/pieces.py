@@ -46,9 +46,9 @@ class Pieces(FolderStage):
 
 def pieces_version() -> dict[str, float]:
     """What keys the pieces step besides the table: the constants of the fit."""
-    from st_static.extraction.pieces import MAX_PIECE_CHARS, RIDGE
+    from st_static.extraction.pieces import MAX_PIECE_CHARS, PIECES_VERSION, RIDGE
 
-    return {"ridge": RIDGE, "max_piece_chars": MAX_PIECE_CHARS}
+    return {"ridge": RIDGE, "max_piece_chars": MAX_PIECE_CHARS, "version": PIECES_VERSION}
 
 
 def run_pieces(
