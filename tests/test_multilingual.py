@@ -128,3 +128,52 @@ def test_a_fallback_layout_gives_an_older_tokenizer_the_keys_of_space_less_runs(
     vocab = upgraded.get_vocab()
     assert all(targets[vocab[word]] == old_targets[older.get_vocab()[word]] for word in vocabulary.words)
     assert all(targets[vocab[key]] == -1 for key in missing)
+
+
+def test_a_long_unpunctuated_run_is_read_in_pieces_not_as_one_unknown_word(parallel_files, tmp_path):
+    import json
+
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize
+
+    import st_static
+    from st_static.model.folder_checks import tokenizer_structure_problem
+    from st_static.model.tokenization import (
+        DEFAULT_MAX_WORD_CHARS,
+        add_fallback_layout,
+        word_pre_tokenizer,
+    )
+
+    corpus = read_multilingual_corpus(parallel_files, ["en", "de", "ja"])
+    vocabulary, _ = build_multilingual_vocabulary(
+        corpus, japanese_teacher_tokenizer(), vocab_size=100, spaceless_vocab_size=100, min_sentences=1
+    )
+    current = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
+    # A tokenizer built before the cut: the same one with the plain pre-tokeniser, which makes any run longer than
+    # WordPiece's limit one word, read as [UNK].
+    state = json.loads(current.to_str())
+    state["pre_tokenizer"] = json.loads(word_pre_tokenizer().__getstate__())
+    older = Tokenizer.from_str(json.dumps(state))
+    sentence = "東京に行きます"
+    run = sentence * 30  # 210 characters without a separator
+    assert len(run) > DEFAULT_MAX_WORD_CHARS and older.encode(run).tokens == ["[UNK]"]
+
+    for tokenizer in (current, add_fallback_layout(older, ["。"])):  # built now, or given the cut by a layout
+        assert tokenizer_structure_problem(json.loads(tokenizer.to_str())) is None
+        encoding = tokenizer.encode(run)
+        assert "[UNK]" not in encoding.tokens
+        # Only the words a cut falls inside (one every 100 characters) are read otherwise.
+        assert encoding.tokens.count("東京") + encoding.tokens.count("##東京") >= 30 - 2
+        short = sentence * 10  # shorter runs are read exactly as before
+        assert tokenizer.encode(short).tokens[-40:] == older.encode(short).tokens[-40:]
+    assert tokenizer_structure_problem(json.loads(older.to_str())) is None  # older folders still load
+
+    vectors = np.random.default_rng(0).standard_normal((len(vocabulary.words), 8)).astype(np.float32)
+    module = st_static.StaticWordAverage.from_word_vectors(vocabulary.words, vectors, lowercase=vocabulary.lowercase)
+    model = SentenceTransformer(modules=[module, Normalize()], device="cpu")
+    model.save(str(tmp_path / "model"))
+    bare = SentenceTransformer(str(tmp_path / "model"), device="cpu")
+    embeddings = bare.encode([run, sentence, ""])
+    np.testing.assert_allclose(embeddings, st_static.encode(model, [run, sentence, ""]), atol=1e-5)
+    assert float(embeddings[0] @ embeddings[1]) > 0.95  # the run reads its sentence's words, not nothing

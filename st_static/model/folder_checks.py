@@ -43,6 +43,7 @@ from st_static.model.tokenization import (
     FALLBACK_ISOLATED_PATTERN,
     FALLBACK_REMOVED_PATTERN,
     SENTINEL,
+    SPACELESS_CHUNK_PATTERN,
     UNKNOWN_TOKEN,
     WORD_SEPARATOR_PATTERN,
 )
@@ -72,6 +73,13 @@ _FALLBACK_SPLITS = (
     {"type": "Split", "pattern": {"Regex": FALLBACK_REMOVED_PATTERN}, "behavior": "Removed", "invert": False},
     {"type": "Split", "pattern": {"Regex": FALLBACK_ISOLATED_PATTERN}, "behavior": "Isolated", "invert": False},
 )
+# A table with words of scripts written without spaces cuts their long runs last (either layout).
+_SPACELESS_CHUNKS = {
+    "type": "Split",
+    "pattern": {"Regex": SPACELESS_CHUNK_PATTERN},
+    "behavior": "Isolated",
+    "invert": False,
+}
 _MODEL_KEYS = {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}
 
 
@@ -93,7 +101,7 @@ def tokenizer_structure_problem(state: object) -> str | None:
             f"its pre-tokenizer is {_describe(pre_tokenizer)}, not the split on non-letters that keeps symbols, "
             "which a normalizer with the fallback sentinel needs"
         )
-    if not fallback and (not isinstance(pre_tokenizer, dict) or {"invert": False, **pre_tokenizer} != _PRE_TOKENIZER):
+    if not fallback and not _is_splits(pre_tokenizer, (_PRE_TOKENIZER,)):
         return f"its pre-tokenizer is {_describe(pre_tokenizer)}, not the split on non-letters"
     for part in ("post_processor", "truncation", "padding"):
         if state.get(part) is not None:
@@ -112,18 +120,22 @@ def tokenizer_structure_problem(state: object) -> str | None:
 
 
 def _is_fallback_pre_tokenizer(pre_tokenizer: object) -> bool:
-    if not isinstance(pre_tokenizer, dict) or set(pre_tokenizer) != {"type", "pretokenizers"}:
+    return _is_splits(pre_tokenizer, _FALLBACK_SPLITS)
+
+
+def _is_splits(pre_tokenizer: object, expected: tuple[dict[str, object], ...]) -> bool:
+    """Whether ``pre_tokenizer`` is the ``expected`` splits (one alone, or a ``Sequence``), then optionally the cut of
+    long runs of space-less scripts."""
+    if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") == "Split":
+        splits: object = [pre_tokenizer]
+    elif isinstance(pre_tokenizer, dict) and set(pre_tokenizer) == {"type", "pretokenizers"}:
+        splits = pre_tokenizer["pretokenizers"] if pre_tokenizer["type"] == "Sequence" else None
+    else:
         return False
-    splits = pre_tokenizer["pretokenizers"]
-    return (
-        pre_tokenizer["type"] == "Sequence"
-        and isinstance(splits, list)
-        and len(splits) == len(_FALLBACK_SPLITS)
-        and all(isinstance(split, dict) for split in splits)
-        and all(
-            {"invert": False, **split} == expected for split, expected in zip(splits, _FALLBACK_SPLITS, strict=True)
-        )
-    )
+    if not isinstance(splits, list) or not all(isinstance(split, dict) for split in splits):
+        return False
+    normalized = [{"invert": False, **split} for split in splits]
+    return normalized in ([*expected], [*expected, _SPACELESS_CHUNKS])
 
 
 def _model_problem(model: object) -> str | None:

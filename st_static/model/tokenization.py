@@ -58,6 +58,14 @@ FALLBACK_REMOVED_PATTERN = r"[^\p{L}\p{M}\p{N}\p{P}\p{S}" + SENTINEL + "]+"
 FALLBACK_ISOLATED_PATTERN = r"[\p{P}\p{S}" + SENTINEL + "]"
 """Fallback layout, second split: each punctuation or symbol character (and the sentinel) is a token alone."""
 DEFAULT_MAX_WORD_CHARS = 100
+SPACELESS_CHUNK_PATTERN = (
+    "["
+    + "".join(f"{chr(start)}-{chr(end)}" for start, end in (*SPACELESS_RANGES, *SPACELESS_RUN_RANGES))
+    + f"]{{{DEFAULT_MAX_WORD_CHARS}}}"
+)
+"""A table with space-less words: each run of this many characters of those scripts is a pre-token of its own (a
+last split), so a long unpunctuated Chinese or Japanese sentence is segmented in pieces instead of being one word
+longer than WordPiece's limit, which reads ``[UNK]``; shorter runs are untouched."""
 DROPPED = -1
 
 _BASE_CONTINUATION_CHARS = "".join(
@@ -67,17 +75,24 @@ _BASE_CONTINUATION_CHARS = "".join(
 )
 
 
-def word_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
-    """The pre-tokeniser shared by vocabulary building, extraction and inference."""
-    return pre_tokenizers.Split(Regex(WORD_SEPARATOR_PATTERN), behavior="removed")
+def _spaceless_chunks() -> pre_tokenizers.PreTokenizer:
+    return pre_tokenizers.Split(Regex(SPACELESS_CHUNK_PATTERN), behavior="isolated")
 
 
-def fallback_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+def word_pre_tokenizer(spaceless: bool = False) -> pre_tokenizers.PreTokenizer:
+    """The pre-tokeniser shared by vocabulary building, extraction and inference; ``spaceless``: a table with words of
+    scripts written without spaces, whose long runs are cut (:data:`SPACELESS_CHUNK_PATTERN`)."""
+    split = pre_tokenizers.Split(Regex(WORD_SEPARATOR_PATTERN), behavior="removed")
+    return pre_tokenizers.Sequence([split, _spaceless_chunks()]) if spaceless else split
+
+
+def fallback_pre_tokenizer(spaceless: bool = False) -> pre_tokenizers.PreTokenizer:
     """The pre-tokeniser of the fallback layout: the same words, plus each symbol character as a token."""
     return pre_tokenizers.Sequence(
         [
             pre_tokenizers.Split(Regex(FALLBACK_REMOVED_PATTERN), behavior="removed"),
             pre_tokenizers.Split(Regex(FALLBACK_ISOLATED_PATTERN), behavior="isolated"),
+            *([_spaceless_chunks()] if spaceless else []),
         ]
     )
 
@@ -204,7 +219,7 @@ def build_word_tokenizer(
         )
     )
     tokenizer.normalizer = word_normalizer(lowercase)
-    tokenizer.pre_tokenizer = word_pre_tokenizer()
+    tokenizer.pre_tokenizer = word_pre_tokenizer(spaceless=bool(spaceless_words))
     tokenizer.decoder = decoders.WordPiece(prefix=CONTINUATION_PREFIX)
     tokenizer.no_padding()
     tokenizer.no_truncation()
@@ -456,12 +471,13 @@ def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Toke
     keys = [token for token, token_id in ordered if token_id < num_words]
     keys += [SENTINEL, *characters, UNKNOWN_TOKEN]
     keys += [token for token, token_id in ordered if token_id > num_words and token not in fallback]
-    if any(is_spaceless_token(token) for token, token_id in ordered if token_id < num_words):
+    spaceless = any(is_spaceless_token(token) for token, token_id in ordered if token_id < num_words)
+    if spaceless:
         present = set(keys)
         keys += [key for key in spaceless_run_keys() if key not in present]
     state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
     state["normalizer"] = json.loads(word_normalizer(lowercase, sentinel=True).__getstate__())
-    state["pre_tokenizer"] = json.loads(fallback_pre_tokenizer().__getstate__())
+    state["pre_tokenizer"] = json.loads(fallback_pre_tokenizer(spaceless).__getstate__())
     return Tokenizer.from_str(json.dumps(state))
 
 
@@ -561,7 +577,8 @@ def remove_fallback_layout(tokenizer: Tokenizer) -> Tokenizer:
     keys += [UNKNOWN_TOKEN, *[token for token, token_id in ordered if token_id > layout.num_words], *characters]
     state["model"]["vocab"] = {token: index for index, token in enumerate(keys)}
     state["normalizer"] = json.loads(word_normalizer(is_lowercase_tokenizer(tokenizer)).__getstate__())
-    state["pre_tokenizer"] = json.loads(word_pre_tokenizer().__getstate__())
+    spaceless = any(is_spaceless_token(token) for token, token_id in ordered if token_id < layout.sentinel_row)
+    state["pre_tokenizer"] = json.loads(word_pre_tokenizer(spaceless).__getstate__())
     return Tokenizer.from_str(json.dumps(state))
 
 
@@ -571,13 +588,13 @@ def is_word_tokenizer(tokenizer: Tokenizer) -> bool:
     is not."""
     if type(tokenizer.model).__name__ != "WordPiece" or tokenizer.pre_tokenizer is None:
         return False
-    return json.loads(tokenizer.pre_tokenizer.__getstate__()) in (_PLAIN_PRE_TOKENIZER, _FALLBACK_PRE_TOKENIZER)
+    return json.loads(tokenizer.pre_tokenizer.__getstate__()) in (*_PLAIN_PRE_TOKENIZERS, *_FALLBACK_PRE_TOKENIZERS)
 
 
 def has_fallback_pre_tokenizer(tokenizer: Tokenizer) -> bool:
     """Whether the tokenizer keeps symbol characters as tokens (the fallback layout's pre-tokeniser)."""
-    return tokenizer.pre_tokenizer is not None and json.loads(tokenizer.pre_tokenizer.__getstate__()) == (
-        _FALLBACK_PRE_TOKENIZER
+    return tokenizer.pre_tokenizer is not None and json.loads(tokenizer.pre_tokenizer.__getstate__()) in (
+        _FALLBACK_PRE_TOKENIZERS
     )
 
 
@@ -586,8 +603,8 @@ def is_lowercase_tokenizer(tokenizer: Tokenizer) -> bool:
     return any(member.get("type") == "Lowercase" for member in _normalizer_members(tokenizer))
 
 
-_PLAIN_PRE_TOKENIZER = json.loads(word_pre_tokenizer().__getstate__())
-_FALLBACK_PRE_TOKENIZER = json.loads(fallback_pre_tokenizer().__getstate__())
+_PLAIN_PRE_TOKENIZERS = [json.loads(word_pre_tokenizer(spaceless).__getstate__()) for spaceless in (False, True)]
+_FALLBACK_PRE_TOKENIZERS = [json.loads(fallback_pre_tokenizer(spaceless).__getstate__()) for spaceless in (False, True)]
 
 
 # Characters after which a text can be cut without changing its words: separators (never part of a word) that
