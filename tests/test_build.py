@@ -21,6 +21,7 @@ from st_static.extraction import CorpusError
 from st_static.model.tokenization import SENTINEL
 from st_static.pipeline.publish import build
 from st_static.settings import BuildSettings
+from st_static.stages.base import SECONDS_FILE_NAME
 
 from .teachers import CJK_WORDS, HAN_CHARACTERS, TINY_CORPUS, make_tiny_teacher
 
@@ -120,6 +121,13 @@ def test_a_rerun_reuses_finished_stages(teacher, corpus, tmp_path, monkeypatch):
     again = build(settings, tmp_path / "model")
     texts = ["the cat sat on the mat", "dogs"]
     np.testing.assert_allclose(again.model.encode(texts), first.model.encode(texts), atol=1e-6)
+    # A reused stage counts the seconds it took when it was made: the build's seconds are those from an empty folder.
+    reused = [stage for stage in first.seconds if not stage.startswith("storage")]
+    assert reused and all(again.seconds[stage] == first.seconds[stage] for stage in reused)
+    (record,) = (tmp_path / "model.work").glob(f"extraction-*/{SECONDS_FILE_NAME}")
+    record.unlink()  # a folder made before the record: this run's seconds, and no record made from them
+    assert build(settings, tmp_path / "model").seconds["extraction"] != first.seconds["extraction"]
+    assert not record.exists()
     # A changed refinement setting redoes only the refinement.
     changed = build(tiny_settings(teacher, corpus=str(corpus), steps=8), tmp_path / "model")
     assert changed.training["steps"] == 8

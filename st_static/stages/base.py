@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sentence_transformers import SentenceTransformer
 
+from st_static.distributed import is_first_process
 from st_static.extraction.corpus import CorpusSource, corpus_name
+from st_static.files import write_json_atomically
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import load_model
 from st_static.settings import BuildSettings, ExtractionSettings
@@ -153,6 +155,10 @@ class Stage(ABC):
         """Run the stage, leave its results on ``build``; return the model to score, if any."""
 
 
+SECONDS_FILE_NAME = "stage_seconds.json"
+"""Written in a stage's folder when the build makes it from nothing: the seconds it took."""
+
+
 class FolderStage(Stage):
     """A stage kept in a folder of the work folder, ``LABEL-KEY``: reused when finished, resumed when not."""
 
@@ -162,11 +168,30 @@ class FolderStage(Stage):
 
     def folder(self, build: Build) -> Path:
         """Key the stage (recorded in ``build.keys``) and return its folder."""
-        build.keys[self.name] = key = self.key(build)
-        return build.work_dir / f"{self.label(build).replace(' ', '-')}-{key}"
+        build.keys[self.name] = self.key(build)
+        return self.keyed_folder(build)
+
+    def keyed_folder(self, build: Build) -> Path:
+        """The folder of the key :meth:`folder` recorded."""
+        return build.work_dir / f"{self.label(build).replace(' ', '-')}-{build.keys[self.name]}"
 
     def run(self, build: Build) -> SentenceTransformer | Path | None:
-        return self.run_in(build, self.folder(build))
+        """Run in the stage's folder; one made from nothing records the seconds it took (:data:`SECONDS_FILE_NAME`)."""
+        folder = self.folder(build)
+        made_here = not folder.exists()
+        started = time.perf_counter()
+        result = self.run_in(build, folder)
+        if made_here and folder.is_dir() and is_first_process():
+            write_json_atomically(folder / SECONDS_FILE_NAME, {"seconds": time.perf_counter() - started})
+        return result
+
+    def seconds_from_empty(self, build: Build) -> float | None:
+        """The seconds the stage's folder took to make from nothing, as recorded when it was made; ``None`` for a
+        folder made before the record existed or resumed after an interruption."""
+        path = self.keyed_folder(build) / SECONDS_FILE_NAME
+        if not path.is_file():
+            return None
+        return float(json.loads(path.read_text(encoding="utf-8"))["seconds"])
 
     @abstractmethod
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer | Path | None:
@@ -181,17 +206,22 @@ class StageTimer:
         self.seconds: dict[str, float] = {}
         self.scores: dict[str, dict[str, dict[str, Any]]] = {}
 
-    def finished(self, name: str, started: float, model: SentenceTransformer | Path | None) -> None:
-        self.seconds[name] = time.perf_counter() - started
+    def finished(
+        self, name: str, started: float, model: SentenceTransformer | Path | None, from_empty: float | None = None
+    ) -> None:
+        self.seconds[name] = time.perf_counter() - started if from_empty is None else from_empty
         if self.evaluate is not None and model is not None:
             self.scores[name] = self.evaluate(load_model(model) if isinstance(model, Path) else model)
 
     def run(self, build: Build, stages: Sequence[Stage]) -> None:
-        """Run the stages that apply to ``build``, in order."""
+        """Run the stages that apply to ``build``, in order. A stage whose folder was reused counts the seconds it
+        took when it was made, so the build's seconds are those of a build from an empty work folder."""
         for stage in stages:
             if stage.applies(build):
                 started = time.perf_counter()
-                self.finished(stage.label(build), started, stage.run(build))
+                model = stage.run(build)
+                from_empty = stage.seconds_from_empty(build) if isinstance(stage, FolderStage) else None
+                self.finished(stage.label(build), started, model, from_empty)
 
 
 def plan_folders(build: Build, stages: Sequence[Stage]) -> dict[str, Path]:
