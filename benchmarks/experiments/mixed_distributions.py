@@ -42,7 +42,7 @@ def main() -> None:
     arguments = parser.parse_args()
 
     from st_static import load_model
-    from st_static.extraction.target_mix import mix_targets
+    from st_static.extraction.target_mix import SecondTeacherTargets
     from st_static.settings import RefinementSettings
     from st_static.stages.extraction_folder import ExtractionStage
     from st_static.training import refine
@@ -55,10 +55,12 @@ def main() -> None:
     reductions = [path for path in sorted(arguments.work.glob("pca-*")) if load_model(path)[0].embedding_dim == 256]
     if len(reductions) != 1:
         raise SystemExit(f"{arguments.work} holds {len(reductions)} 256-d PCA stages, not 1.")
-    targets = [np.asarray(stage.teacher_embeddings(), dtype=np.float32) for stage in (first, second)]
-    labels = mix_targets(targets, [0.5, 0.5])  # each block centred and normalised; the loss reads them apart
-    blocks = {"teacher_dims": [block.shape[1] for block in targets]}
-    blocks["teacher_weights"] = [1.0 - arguments.share, arguments.share]
+    first_targets, second_targets = (
+        np.asarray(stage.teacher_embeddings(), dtype=np.float32) for stage in (first, second)
+    )
+    # Every sentence read by both teachers, side by side as the build's distributions mix sets them.
+    second_teacher = SecondTeacherTargets(sample=np.arange(len(second_targets)), vectors=second_targets)
+    labels, blocks = second_teacher.side_by_side(first_targets, arguments.share)
 
     started = time.perf_counter()
     settings = RefinementSettings(seed=arguments.seed)
