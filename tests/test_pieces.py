@@ -84,7 +84,7 @@ def test_pieces_predict_held_out_words_better_than_their_prefix():
     before = (st_static.encode(model, list(held_out)) * target).sum(axis=1)
     after = (st_static.encode(with_pieces, list(held_out)) * target).sum(axis=1)
     assert after.mean() > before.mean() + 0.05
-    assert report["fitted_on"] > 0 and report["used_pieces"] == report["pieces"] <= report["candidates"]
+    assert report["fitted_on"] > 0 and 0 < report["pieces"] <= report["candidates"]
 
 
 def test_a_piece_no_word_uses_gets_no_row_and_the_other_rows_do_not_move():

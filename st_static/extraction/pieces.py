@@ -198,7 +198,7 @@ def fit_piece_rows(
 
     order = np.random.default_rng(seed).permutation(len(words))
     test, train = order[: int(len(order) * held_out)], order[int(len(order) * held_out) :]
-    report: dict[str, Any] = {"pieces": num_pieces, "fitted_on": len(words)}
+    report: dict[str, Any] = {"fitted_on": len(words)}
     if len(test) >= 10:
         probe = solve(train)
         predicted = padded[prefix_rows[test]] + design[test] @ probe
@@ -206,7 +206,6 @@ def fit_piece_rows(
         report["held_out_cosine"] = mean_cosine(predicted, padded[words[test]])
     rows = solve(np.arange(len(words))) if len(words) else np.zeros((num_pieces, table.shape[1]))
     uses = np.asarray(design.sum(axis=0)).ravel().astype(np.int64)
-    report["used_pieces"] = int((uses > 0).sum())
     return rows.astype(np.float32), uses, report
 
 
@@ -271,7 +270,7 @@ def add_piece_rows(
     metadata = module.metadata.updated(
         pieces=PiecesRecord(
             pieces=len(pieces),
-            used=report["used_pieces"],
+            used=len(pieces),
             fitted_on=report["fitted_on"],
             ridge=ridge,
             held_out_cosine_prefix=report.get("held_out_cosine_prefix"),

@@ -44,6 +44,7 @@ from st_static.model.tokenization import (
     FALLBACK_REMOVED_PATTERN,
     SENTINEL,
     SPACELESS_CHUNK_PATTERN,
+    SPACELESS_ISOLATED_PATTERN,
     UNKNOWN_TOKEN,
     WORD_SEPARATOR_PATTERN,
 )
@@ -68,18 +69,19 @@ _FALLBACK_NORMALIZERS = (
     {"type": "Sequence", "normalizers": [{"type": "NFC"}, _PREPEND_SENTINEL]},
     {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}, _PREPEND_SENTINEL]},
 )
-_PRE_TOKENIZER = {"type": "Split", "pattern": {"Regex": WORD_SEPARATOR_PATTERN}, "behavior": "Removed", "invert": False}
-_FALLBACK_SPLITS = (
-    {"type": "Split", "pattern": {"Regex": FALLBACK_REMOVED_PATTERN}, "behavior": "Removed", "invert": False},
-    {"type": "Split", "pattern": {"Regex": FALLBACK_ISOLATED_PATTERN}, "behavior": "Isolated", "invert": False},
+
+
+def _split(pattern: str, behavior: str) -> dict[str, object]:
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior, "invert": False}
+
+
+_PRE_TOKENIZER = _split(WORD_SEPARATOR_PATTERN, "Removed")
+# Either layout, in a table with words of scripts written without spaces: their long runs are cut too.
+_PLAIN_FORMS = ([_PRE_TOKENIZER], [_PRE_TOKENIZER, _split(SPACELESS_CHUNK_PATTERN, "Isolated")])
+_FALLBACK_FORMS = tuple(
+    [_split(FALLBACK_REMOVED_PATTERN, "Removed"), _split(isolated, "Isolated")]
+    for isolated in (FALLBACK_ISOLATED_PATTERN, SPACELESS_ISOLATED_PATTERN)
 )
-# A table with words of scripts written without spaces cuts their long runs last (either layout).
-_SPACELESS_CHUNKS = {
-    "type": "Split",
-    "pattern": {"Regex": SPACELESS_CHUNK_PATTERN},
-    "behavior": "Isolated",
-    "invert": False,
-}
 _MODEL_KEYS = {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}
 
 
@@ -101,7 +103,7 @@ def tokenizer_structure_problem(state: object) -> str | None:
             f"its pre-tokenizer is {_describe(pre_tokenizer)}, not the split on non-letters that keeps symbols, "
             "which a normalizer with the fallback sentinel needs"
         )
-    if not fallback and not _is_splits(pre_tokenizer, (_PRE_TOKENIZER,)):
+    if not fallback and not _is_splits(pre_tokenizer, _PLAIN_FORMS):
         return f"its pre-tokenizer is {_describe(pre_tokenizer)}, not the split on non-letters"
     for part in ("post_processor", "truncation", "padding"):
         if state.get(part) is not None:
@@ -120,12 +122,11 @@ def tokenizer_structure_problem(state: object) -> str | None:
 
 
 def _is_fallback_pre_tokenizer(pre_tokenizer: object) -> bool:
-    return _is_splits(pre_tokenizer, _FALLBACK_SPLITS)
+    return _is_splits(pre_tokenizer, _FALLBACK_FORMS)
 
 
-def _is_splits(pre_tokenizer: object, expected: tuple[dict[str, object], ...]) -> bool:
-    """Whether ``pre_tokenizer`` is the ``expected`` splits (one alone, or a ``Sequence``), then optionally the cut of
-    long runs of space-less scripts."""
+def _is_splits(pre_tokenizer: object, forms: tuple[list[dict[str, object]], ...]) -> bool:
+    """Whether ``pre_tokenizer`` is one of ``forms``: its splits (one alone, or a ``Sequence``) in order."""
     if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") == "Split":
         splits: object = [pre_tokenizer]
     elif isinstance(pre_tokenizer, dict) and set(pre_tokenizer) == {"type", "pretokenizers"}:
@@ -134,8 +135,7 @@ def _is_splits(pre_tokenizer: object, expected: tuple[dict[str, object], ...]) -
         return False
     if not isinstance(splits, list) or not all(isinstance(split, dict) for split in splits):
         return False
-    normalized = [{"invert": False, **split} for split in splits]
-    return normalized in ([*expected], [*expected, _SPACELESS_CHUNKS])
+    return [{"invert": False, **split} for split in splits] in forms
 
 
 def _model_problem(model: object) -> str | None:
