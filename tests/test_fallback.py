@@ -37,6 +37,7 @@ from st_static.model.tokenization import (
 
 from .conftest import ADVERSARIAL_TEXTS, FALLBACK_CHARACTERS, FALLBACK_TEXTS, WORDS, with_fallback
 from .teachers import SYMBOL_PIECES, TINY_CORPUS, make_tiny_teacher
+from .test_load_checks import forget_hashes
 
 PIECES = [*WORDS, *FALLBACK_CHARACTERS, "Hello", ",", " ", "  ", "\t", "🙂", "東京", "Привет", "x" * 101, "e\u0301"]
 PIECES += ["\u200b", "\ufeff", "\x00", "don't", "#tag", "a-b", "<\u0338", "\u3002", "zzqq", "_", "ÉTÉ"]
@@ -354,3 +355,77 @@ def test_a_wordless_text_of_many_dropped_tokens_keeps_its_vector_in_a_bare_load(
     ours = st_static.encode(st_static.load_model(tmp_path / "model"), [text])
     assert float((bare * ours).sum()) > 0.99999
     assert np.linalg.norm(SentenceTransformer(str(tmp_path / "model"), device="cpu").encode([""])) == pytest.approx(1)
+
+
+def full_width(text: str) -> str:
+    """``text`` as Japanese and Chinese keyboards often type it: ASCII letters, digits, symbols, spaces full-width."""
+    return "".join(
+        "\u3000" if char == " " else chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in text
+    )
+
+
+# Full-width forms, a ligature (ff) and superscripts, each with the text its NFKC form is.
+COMPATIBILITY_PAIRS = [
+    (full_width("the cat sat!"), "the cat sat!"),
+    (full_width("Hello, world?"), "Hello, world?"),
+    ("the " + full_width("1990s"), "the 1990s"),
+    ("ca\ufb00\u00e9 \u00b9\u00b2", "caff\u00e9 12"),
+    ("\u6771\u4eac" + full_width("?"), "\u6771\u4eac?"),
+]
+
+
+def test_the_fallback_layout_reads_compatibility_forms_as_their_plain_forms(fallback_model, tmp_path):
+    pytest.importorskip("model2vec")
+    from model2vec import StaticModel
+
+    folder = tmp_path / "model"
+    st_static.save_model(fallback_model, folder)
+    folded, plain = zip(*COMPATIBILITY_PAIRS, strict=True)
+    bare = SentenceTransformer(str(folder), device="cpu")
+    expected = st_static.encode(fallback_model, list(plain))
+    for vectors in (
+        st_static.encode(fallback_model, list(folded)),
+        st_static.load_model(folder).encode(list(folded)),
+        bare.encode(list(folded)),
+        StaticModel.from_pretrained(str(folder)).encode(list(folded)),
+    ):
+        np.testing.assert_allclose(vectors, expected, atol=1e-5)
+    tokens = fallback_model[0].tokenizer.encode(full_width("the cat!"), add_special_tokens=False).tokens
+    assert tokens == [SENTINEL, "the", "cat", "!"]
+    # Training reads the plain layout, NFC: the table's words are what the corpus held.
+    plain_layout = remove_fallback_layout(fallback_model[0].tokenizer)
+    assert plain_layout.encode(full_width("the"), add_special_tokens=False).tokens != ["the"]
+
+
+def test_an_older_fallback_layout_is_read_as_saved_and_laid_out_again_with_nfkc(fallback_model, tmp_path):
+    from st_static.model.tokenization import fallback_characters_of, normalization_form
+
+    folder = tmp_path / "model"
+    st_static.save_model(fallback_model, folder)
+    state = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    assert state["normalizer"]["normalizers"][0] == {"type": "NFKC"}
+    state["normalizer"]["normalizers"][0] = {"type": "NFC"}  # as tables laid out before compatibility folding
+    (folder / "tokenizer.json").write_text(json.dumps(state), encoding="utf-8")
+    forget_hashes(folder)
+    older = st_static.load_model(folder)
+    assert normalization_form(older[0].tokenizer) == "NFC"
+    np.testing.assert_allclose(older.encode(["the cat"]), fallback_model.encode(["the cat"]), atol=1e-6)
+    assert older[0].tokenizer.encode(full_width("cat"), add_special_tokens=False).tokens != [SENTINEL, "cat"]
+    # A character NFKC folds keeps its row when an older table is laid out again (the row is never read).
+    again = add_fallback_layout(older[0].tokenizer, [*fallback_characters_of(older[0].tokenizer), "\uff1f"])
+    assert normalization_form(again) == "NFKC"
+    assert again.encode(full_width("cat?"), add_special_tokens=False).tokens == [SENTINEL, "cat", "?"]
+
+
+def test_no_row_goes_to_a_character_piece_or_word_nfkc_folds(symbols_teacher, plain_table, fallback_module):
+    from st_static.model.tokenization import addable_words, is_fallback_character, is_piece
+
+    teacher = SentenceTransformer(str(symbols_teacher), device="cpu")
+    characters = fallback_characters(plain_table[0], teacher[0].tokenizer._tokenizer)
+    assert all(is_fallback_character(character, plain_table[0].lowercase) for character in characters)
+    assert not is_fallback_character("\uff1f", lowercase=True)  # full-width "?": read as "?"
+    assert is_fallback_character("\uff1f", lowercase=True, form="NFC")
+    assert not is_piece("\u00b2", lowercase=True) and is_piece("\u00b2", lowercase=True, form="NFC")  # superscript 2
+    # A word with the ligature fi would never be looked up: the table reads it as "file".
+    assert addable_words(fallback_module.tokenizer, ["\ufb01le", "file"]) == ["file"]
+    assert addable_words(remove_fallback_layout(fallback_module.tokenizer), ["\ufb01le"]) == ["\ufb01le"]

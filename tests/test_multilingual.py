@@ -109,19 +109,24 @@ def test_a_fallback_layout_gives_an_older_tokenizer_the_keys_of_space_less_runs(
         corpus, japanese_teacher_tokenizer(), vocab_size=100, spaceless_vocab_size=100, min_sentences=1
     )
     current = build_word_tokenizer(vocabulary.words, lowercase=vocabulary.lowercase)
-    # A tokenizer built before the run keys existed: the same one without the keys of the full-width forms.
+    # A tokenizer built before the run keys existed: the same one without the keys of the marks and full-width forms.
     state = json.loads(current.to_str())
-    missing = {key for key in spaceless_run_keys() if "\uff10" <= key[-1] <= "\uff5a"}
+    missing = {
+        key for key in spaceless_run_keys() if "\u3005" <= key[-1] <= "\u3007" or "\uff10" <= key[-1] <= "\uff5a"
+    }
     kept = [
         token for token, _ in sorted(state["model"]["vocab"].items(), key=lambda item: item[1]) if token not in missing
     ]
     state["model"]["vocab"] = {token: index for index, token in enumerate(kept)}
     older = Tokenizer.from_str(json.dumps(state))
+    assert older.encode("東京\u3006", add_special_tokens=False).tokens == ["[UNK]"]
     assert older.encode("東京\uff12", add_special_tokens=False).tokens == ["[UNK]"]
 
     upgraded = add_fallback_layout(older, ["。"])
     targets, num_words = token_targets(upgraded)
-    assert upgraded.encode("東京\uff12", add_special_tokens=False).tokens[1:] == ["東京", "##\uff12"]
+    assert upgraded.encode("東京\u3006", add_special_tokens=False).tokens[1:] == ["東京", "##\u3006"]
+    # The fallback layout reads NFKC: the full-width digit is its ASCII digit.
+    assert upgraded.encode("東京\uff12", add_special_tokens=False).tokens[1:] == ["東京", "##2"]
     # The words keep their rows; the new keys read none.
     old_targets, _ = token_targets(older)
     assert num_words == len(vocabulary.words) + 2  # the sentinel and "。"

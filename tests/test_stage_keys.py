@@ -114,6 +114,7 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
         from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE, FIT_WORDS
 
         version = {"characters": FALLBACK_CHARACTER_SCALE, "empty_text": EMPTY_TEXT_SCALE, "fit_words": FIT_WORDS}
+        version["normalization"] = "NFKC"  # since the fallback layout reads NFKC (2026-11-28)
         folders.add(f"fallback-{_key(refinement_key, 'fallback', version)}")
     if settings.extraction.piece_rows:
         from st_static.extraction.pieces import MAX_PIECE_CHARS, PIECES_VERSION, RIDGE

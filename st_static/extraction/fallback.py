@@ -46,6 +46,7 @@ from st_static.model.metadata import FallbackRecord
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import (
     DROPPED,
+    INFERENCE_FORM,
     add_fallback_layout,
     is_fallback_character,
     remove_fallback_layout,
@@ -85,14 +86,14 @@ def teacher_characters(teacher_tokenizer: Tokenizer) -> list[str]:
 
 def fallback_characters(module: StaticWordAverage, teacher_tokenizer: Tokenizer) -> list[str]:
     """The characters that get a fallback row: the teacher's (:func:`teacher_characters`), as the table reads them
-    (NFC, lowercased for a lowercase table), that can have one (``is_fallback_character``) and do not already read a
-    row of the table (a word, or a case variant of one)."""
+    (NFKC, lowercased for a lowercase table: U+FF1F is ``?``), that can have one (``is_fallback_character``) and do not
+    already read a row of the table (a word, or a case variant of one)."""
     base = remove_fallback_layout(module.tokenizer)
     targets, _ = token_targets(base)
     vocab = base.get_vocab(with_added_tokens=False)
     chosen: dict[str, None] = {}
     for piece in teacher_characters(teacher_tokenizer):
-        character = unicodedata.normalize("NFC", piece.lower() if module.lowercase else piece)
+        character = unicodedata.normalize(INFERENCE_FORM, piece.lower() if module.lowercase else piece)
         if not is_fallback_character(character, module.lowercase):
             continue
         if character in vocab and targets[vocab[character]] != DROPPED:

@@ -36,6 +36,7 @@ from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import (
     CONTINUATION_PREFIX,
     DROPPED,
+    INFERENCE_FORM,
     UNKNOWN_TOKEN,
     add_piece_layout,
     is_piece,
@@ -48,8 +49,9 @@ logger = logging.getLogger(__name__)
 
 MAX_PIECE_CHARS = 12
 """Longer continuation tokens of the teacher are left out (they are whole words in all but name)."""
-PIECES_VERSION = 2
-"""Bumped when the pieces a fit keeps change (2: a SentencePiece teacher's pieces; a piece no word uses is dropped)."""
+PIECES_VERSION = 3
+"""Bumped when the pieces a fit keeps change (2: a SentencePiece teacher's pieces; a piece no word uses is dropped;
+3: pieces NFKC changes, which the fallback layout never reads, are left out)."""
 RIDGE = 1.0
 """The ridge penalty on the piece rows, relative to one equation per vocabulary word (chosen on held-out words)."""
 HELD_OUT = 0.05
@@ -63,7 +65,7 @@ def is_word_piece(tokenizer: Tokenizer) -> bool:
 
 
 def teacher_pieces(teacher_tokenizer: Tokenizer, lowercase: bool) -> list[str]:
-    """The teacher's continuation tokens as the table reads them (NFC, lowercased for a lowercase table).
+    """The teacher's continuation tokens as the table reads them (NFKC, lowercased for a lowercase table).
 
     WordPiece tokens that start with ``##``; for SentencePiece and byte-level vocabularies, the tokens that do not
     start a word (no ``▁`` / ``Ġ``). Tokens that cannot be pieces (:func:`is_piece`) or are longer than
@@ -82,7 +84,7 @@ def teacher_pieces(teacher_tokenizer: Tokenizer, lowercase: bool) -> list[str]:
             continue
         else:
             piece = token
-        piece = unicodedata.normalize("NFC", piece.lower() if lowercase else piece)
+        piece = unicodedata.normalize(INFERENCE_FORM, piece.lower() if lowercase else piece)
         if len(piece) <= MAX_PIECE_CHARS and is_piece(piece, lowercase) and not is_spaceless_token(piece):
             pieces[piece] = None
     return list(pieces)

@@ -64,10 +64,12 @@ _NORMALIZERS = (
     {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]},
 )
 _PREPEND_SENTINEL = {"type": "Prepend", "prepend": SENTINEL}
-# With fallback rows (st_static.model.tokenization.add_fallback_layout): the sentinel prepended last.
-_FALLBACK_NORMALIZERS = (
-    {"type": "Sequence", "normalizers": [{"type": "NFC"}, _PREPEND_SENTINEL]},
-    {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}, _PREPEND_SENTINEL]},
+# With fallback rows (st_static.model.tokenization.add_fallback_layout): NFKC (NFC in tables laid out before
+# compatibility folding), the sentinel prepended last.
+_FALLBACK_NORMALIZERS = tuple(
+    {"type": "Sequence", "normalizers": [{"type": form}, *lowercase, _PREPEND_SENTINEL]}
+    for form in ("NFKC", "NFC")
+    for lowercase in ([], [{"type": "Lowercase"}])
 )
 
 
@@ -96,7 +98,10 @@ def tokenizer_structure_problem(state: object) -> str | None:
         return f"it is a JSON {type(state).__name__}, not an object"
     fallback = state.get("normalizer") in _FALLBACK_NORMALIZERS
     if state.get("normalizer") not in _NORMALIZERS and not fallback:
-        return f"its normalizer is {_describe(state.get('normalizer'))}, not NFC (+ Lowercase) (+ the sentinel)"
+        return (
+            f"its normalizer is {_describe(state.get('normalizer'))}, "
+            "not NFC (+ Lowercase) or NFKC/NFC (+ Lowercase) + the sentinel"
+        )
     pre_tokenizer = state.get("pre_tokenizer")
     if fallback and not _is_fallback_pre_tokenizer(pre_tokenizer):
         return (

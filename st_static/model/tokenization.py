@@ -20,8 +20,12 @@ which both point at a word's row. :func:`token_targets` recovers that mapping fr
 Fallback rows (:func:`add_fallback_layout`; :mod:`st_static.extraction.fallback` computes them) give every text a
 vector. The tokenizer then also
 
+* normalises NFKC instead of NFC (:data:`INFERENCE_FORM`): compatibility forms read as the forms the table was trained
+  on (full-width question marks, digits and Latin letters as Japanese and Chinese keyboards type them, half-width
+  katakana, ligatures, super- and subscripts), as most teachers' own tokenizers read them. Training reads the plain
+  layout (NFC), so no cached stage changes;
 * prepends the sentinel :data:`SENTINEL` (U+E000, a private-use character) to every non-empty text (a ``Prepend``
-  normaliser after NFC/lowercasing), whose row, the *empty-text row*, every text therefore reads;
+  normaliser after NFKC/lowercasing), whose row, the *empty-text row*, every text therefore reads;
 * keeps each punctuation or symbol character as a token of its own (a second ``Split``), so that ``?`` or ``#``
   can read a row; the words are exactly those of the plain layout;
 * has one row per *fallback character*: single characters the teacher knows and the table does not (punctuation,
@@ -57,6 +61,10 @@ FALLBACK_REMOVED_PATTERN = r"[^\p{L}\p{M}\p{N}\p{P}\p{S}" + SENTINEL + "]+"
 """Fallback layout, first split: whitespace, control and other characters that are neither words nor symbols."""
 FALLBACK_ISOLATED_PATTERN = r"[\p{P}\p{S}" + SENTINEL + "]"
 """Fallback layout, second split: each punctuation or symbol character (and the sentinel) is a token alone."""
+TRAINING_FORM = "NFC"
+"""The Unicode normalisation of the plain layout: vocabulary building, extraction and training."""
+INFERENCE_FORM = "NFKC"
+"""The Unicode normalisation of the fallback layout, which every finished table has: NFC plus compatibility folding."""
 DEFAULT_MAX_WORD_CHARS = 100
 SPACELESS_CHUNK_PATTERN = (
     "["
@@ -102,8 +110,9 @@ def fallback_pre_tokenizer(spaceless: bool = False) -> pre_tokenizers.PreTokeniz
 
 
 def word_normalizer(lowercase: bool, sentinel: bool = False) -> normalizers.Normalizer:
-    """NFC, then lowercasing when the vocabulary is lowercase, then (fallback layout) the prepended sentinel."""
-    members: list[normalizers.Normalizer] = [normalizers.NFC()]
+    """NFC (:data:`TRAINING_FORM`; with ``sentinel``, the fallback layout, NFKC: :data:`INFERENCE_FORM`), then
+    lowercasing when the vocabulary is lowercase, then (fallback layout) the prepended sentinel."""
+    members: list[normalizers.Normalizer] = [normalizers.NFKC() if sentinel else normalizers.NFC()]
     if lowercase:
         members.append(normalizers.Lowercase())
     if sentinel:
@@ -354,10 +363,12 @@ def pieces_of(tokenizer: Tokenizer) -> list[str]:
     return [by_id[row][len(CONTINUATION_PREFIX) :] for row in rows]
 
 
-def is_piece(piece: str, lowercase: bool) -> bool:
+def is_piece(piece: str, lowercase: bool, form: str = INFERENCE_FORM) -> bool:
     """Whether ``piece`` (a continuation, without ``##``) can have a piece row: a word fragment as the pre-tokeniser
-    leaves it (letters, marks and numbers only), unchanged by NFC and, for a lowercase table, by lowercasing."""
-    if not piece or split_words(piece) != [piece] or unicodedata.normalize("NFC", piece) != piece:
+    leaves it (letters, marks and numbers only), unchanged by the normalisation ``form`` and, for a lowercase table,
+    by lowercasing. (A table laid out before NFKC may hold pieces NFKC changes: :func:`add_piece_layout` keeps them,
+    checking ``form="NFC"``; their rows are never read.)"""
+    if not piece or split_words(piece) != [piece] or unicodedata.normalize(form, piece) != piece:
         return False
     return not (lowercase and piece.lower() != piece)
 
@@ -387,7 +398,7 @@ def add_piece_layout(tokenizer: Tokenizer, pieces: Sequence[str]) -> Tokenizer:
     if len(set(pieces)) != len(pieces):
         raise ValueError("A piece is given twice.")
     for piece in pieces:
-        if not is_piece(piece, lowercase):
+        if not is_piece(piece, lowercase, form=TRAINING_FORM):
             raise ValueError(f"{piece!r} cannot be a piece (see is_piece).")
     state = json.loads(base.to_str())
     vocab: dict[str, int] = state["model"]["vocab"]
@@ -428,13 +439,15 @@ def fallback_characters_of(tokenizer: Tokenizer) -> list[str]:
     return [by_id[row] for row in layout.character_rows]
 
 
-def is_fallback_character(character: str, lowercase: bool) -> bool:
+def is_fallback_character(character: str, lowercase: bool, form: str = INFERENCE_FORM) -> bool:
     """Whether ``character`` can have a fallback row: one character that reaches the WordPiece model alone as itself
-    (not whitespace or control, unchanged by NFC and lowercasing) and is not an ASCII letter or digit (those are
-    continuation pieces of ASCII words, which read no row)."""
+    (not whitespace or control, unchanged by the normalisation ``form`` and lowercasing) and is not an ASCII letter or
+    digit (those are continuation pieces of ASCII words, which read no row). (A table laid out before NFKC may hold
+    characters NFKC changes, such as U+FF1F: :func:`add_fallback_layout` keeps them, checking ``form="NFC"``; their rows
+    are never read.)"""
     if len(character) != 1 or character == SENTINEL or (character.isascii() and character.isalnum()):
         return False
-    if unicodedata.normalize("NFC", character) != character or (lowercase and character.lower() != character):
+    if unicodedata.normalize(form, character) != character or (lowercase and character.lower() != character):
         return False
     return unicodedata.category(character)[0] in "LMNPS"
 
@@ -466,7 +479,7 @@ def add_fallback_layout(tokenizer: Tokenizer, characters: Sequence[str]) -> Toke
     if len(set(characters)) != len(characters):
         raise ValueError("A fallback character is given twice.")
     for character in characters:
-        if not is_fallback_character(character, lowercase):
+        if not is_fallback_character(character, lowercase, form=TRAINING_FORM):
             raise ValueError(f"{character!r} cannot have a fallback row (see is_fallback_character).")
         if character in vocab and targets[vocab[character]] != DROPPED:
             raise ValueError(f"{character!r} already reads a row of the table; it needs no fallback row.")
@@ -493,23 +506,25 @@ def _has_spaceless_words(ordered: Sequence[tuple[str, int]], num_words: int) -> 
 def addable_words(tokenizer: Tokenizer, words: Iterable[str]) -> list[str]:
     """The ``words`` that :func:`add_words` can give a row, in the order given (each once).
 
-    A word qualifies when it reads no row yet, is one word as the table splits text (in its normalised form: lowercase
-    for a lowercase table), is no longer than the longest word the tokenizer looks up, is not a token of a script
-    written without spaces (those are segmented into the vocabulary's tokens, :func:`build_word_tokenizer`), and, in a
-    case-sensitive table, none of its case variants is a fallback character (that character keeps its own row).
+    A word qualifies when it reads no row yet, is one word as the table splits text (in its normalised form: NFKC with
+    fallback rows, lowercase for a lowercase table), is no longer than the longest word the tokenizer looks up, is not
+    a token of a script written without spaces (those are segmented into the vocabulary's tokens,
+    :func:`build_word_tokenizer`), and, in a case-sensitive table, none of its case variants is a fallback character
+    (that character keeps its own row).
     """
     state = json.loads(tokenizer.to_str())
     vocab: dict[str, int] = state["model"]["vocab"]
     longest = state["model"].get("max_input_chars_per_word", DEFAULT_MAX_WORD_CHARS)
     targets, _ = token_targets(tokenizer)
     lowercase = is_lowercase_tokenizer(tokenizer)
+    form = normalization_form(tokenizer)
     layout = fallback_layout(tokenizer, vocab)
     fallback = set() if layout is None else {token for token, row in vocab.items() if row in layout.character_rows}
     chosen: dict[str, None] = {}
     for word in words:
         if not isinstance(word, str) or word in chosen or len(word) > longest or split_words(word) != [word]:
             continue
-        if word != unicodedata.normalize("NFC", word) or (lowercase and word != word.lower()):
+        if word != unicodedata.normalize(form, word) or (lowercase and word != word.lower()):
             continue
         if word in vocab and targets[vocab[word]] != DROPPED:
             continue
@@ -606,6 +621,13 @@ def has_fallback_pre_tokenizer(tokenizer: Tokenizer) -> bool:
     return tokenizer.pre_tokenizer is not None and json.loads(tokenizer.pre_tokenizer.__getstate__()) in (
         _FALLBACK_PRE_TOKENIZERS
     )
+
+
+def normalization_form(tokenizer: Tokenizer) -> str:
+    """The Unicode normalisation the tokenizer applies: ``NFKC`` (the fallback layout since compatibility folding) or
+    ``NFC`` (the plain layout, and the fallback layout of older tables)."""
+    types = {member.get("type") for member in _normalizer_members(tokenizer)}
+    return INFERENCE_FORM if INFERENCE_FORM in types else TRAINING_FORM
 
 
 def is_lowercase_tokenizer(tokenizer: Tokenizer) -> bool:

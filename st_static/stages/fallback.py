@@ -43,11 +43,18 @@ class Fallback(FolderStage):
         return build.model
 
 
-def fallback_version() -> dict[str, float]:
-    """What keys the fallback step besides the refined table: the constants that set its rows."""
+def fallback_version() -> dict[str, float | str]:
+    """What keys the fallback step besides the refined table: the constants that set its rows and the normalisation
+    its layout reads with (which decides the characters that get rows)."""
     from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE, FIT_WORDS
+    from st_static.model.tokenization import INFERENCE_FORM
 
-    return {"characters": FALLBACK_CHARACTER_SCALE, "empty_text": EMPTY_TEXT_SCALE, "fit_words": FIT_WORDS}
+    return {
+        "characters": FALLBACK_CHARACTER_SCALE,
+        "empty_text": EMPTY_TEXT_SCALE,
+        "fit_words": FIT_WORDS,
+        "normalization": INFERENCE_FORM,
+    }
 
 
 def run_fallback(
