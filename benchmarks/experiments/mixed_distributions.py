@@ -24,11 +24,37 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from benchmarks.common import command_line, only_folder, task_evaluator, write_report
 from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, scored_row, task_scores
+
+
+def distillation_inputs(
+    work: Path, second_work: Path, share: float
+) -> tuple[Any, list[str], np.ndarray, dict[str, list[Any]]]:
+    """The first build's 256-d PCA-stage table, the distillation sentences, both teachers' targets side by side and
+    the loss arguments that read them apart (``teacher_dims``, ``teacher_weights``) at the second teacher's ``share``.
+    """
+    from st_static import load_model
+    from st_static.extraction.target_mix import SecondTeacherTargets
+    from st_static.stages.extraction_folder import ExtractionStage
+
+    first, second = (ExtractionStage.open(only_folder(folder, "completion-*")) for folder in (work, second_work))
+    if first.sentences() != second.sentences():
+        raise SystemExit("The two builds read different sentences: give two builds of the same corpus.")
+    reductions = [path for path in sorted(work.glob("pca-*")) if load_model(path)[0].embedding_dim == 256]
+    if len(reductions) != 1:
+        raise SystemExit(f"{work} holds {len(reductions)} 256-d PCA stages, not 1.")
+    first_targets, second_targets = (
+        np.asarray(stage.teacher_embeddings(), dtype=np.float32) for stage in (first, second)
+    )
+    # Every sentence read by both teachers, side by side as the build's distributions mix sets them.
+    second_teacher = SecondTeacherTargets(sample=np.arange(len(second_targets)), vectors=second_targets)
+    labels, blocks = second_teacher.side_by_side(first_targets, share)
+    return load_model(reductions[0]), first.sentences(), labels, blocks
 
 
 def main() -> None:
@@ -41,35 +67,15 @@ def main() -> None:
     parser.add_argument("--output", type=Path)
     arguments = parser.parse_args()
 
-    from st_static import load_model
-    from st_static.extraction.target_mix import SecondTeacherTargets
     from st_static.settings import RefinementSettings
-    from st_static.stages.extraction_folder import ExtractionStage
     from st_static.training import refine
 
-    first, second = (
-        ExtractionStage.open(only_folder(work, "completion-*")) for work in (arguments.work, arguments.second_work)
-    )
-    if first.sentences() != second.sentences():
-        raise SystemExit("The two builds read different sentences: give two builds of the same corpus.")
-    reductions = [path for path in sorted(arguments.work.glob("pca-*")) if load_model(path)[0].embedding_dim == 256]
-    if len(reductions) != 1:
-        raise SystemExit(f"{arguments.work} holds {len(reductions)} 256-d PCA stages, not 1.")
-    first_targets, second_targets = (
-        np.asarray(stage.teacher_embeddings(), dtype=np.float32) for stage in (first, second)
-    )
-    # Every sentence read by both teachers, side by side as the build's distributions mix sets them.
-    second_teacher = SecondTeacherTargets(sample=np.arange(len(second_targets)), vectors=second_targets)
-    labels, blocks = second_teacher.side_by_side(first_targets, arguments.share)
+    student, sentences, labels, blocks = distillation_inputs(arguments.work, arguments.second_work, arguments.share)
 
     started = time.perf_counter()
     settings = RefinementSettings(seed=arguments.seed)
     model = refine(
-        load_model(reductions[0]),
-        settings,
-        sentences=first.sentences(),
-        teacher_embeddings=labels,
-        teacher_loss_arguments=blocks,
+        student, settings, sentences=sentences, teacher_embeddings=labels, teacher_loss_arguments=blocks
     ).model
     seconds = time.perf_counter() - started
     sts = {

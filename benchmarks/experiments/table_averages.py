@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import command_line, only_folder, task_evaluator, write_report
+from benchmarks.common import command_line, task_evaluator, write_report
 from benchmarks.task_levers import ENGLISH_TASKS, STS_DEV, STS_TEST, scored_row, task_scores
 
 EVERY = 10
@@ -70,26 +70,13 @@ def averaging_callback(module: Any) -> Any:
 def trained_variants(arguments: argparse.Namespace) -> tuple[Any, dict[str, np.ndarray]]:
     """The flagship's distillation stage once: the model and its final, moving-average and second-half tables."""
     import st_static.training.trainer as trainer_module
-    from st_static import load_model
-    from st_static.extraction.target_mix import SecondTeacherTargets
+    from benchmarks.experiments.mixed_distributions import distillation_inputs
     from st_static.settings import RefinementSettings
-    from st_static.stages.extraction_folder import ExtractionStage
     from st_static.tensors import to_numpy
     from st_static.training import refine
     from st_static.training.propagation import propagate_refinement
 
-    first, second = (
-        ExtractionStage.open(only_folder(work, "completion-*")) for work in (arguments.work, arguments.second_work)
-    )
-    if first.sentences() != second.sentences():
-        raise SystemExit("The two builds read different sentences: give two builds of the same corpus.")
-    reductions = [path for path in sorted(arguments.work.glob("pca-*")) if load_model(path)[0].embedding_dim == 256]
-    if len(reductions) != 1:
-        raise SystemExit(f"{arguments.work} holds {len(reductions)} 256-d PCA stages, not 1.")
-    targets = [np.asarray(stage.teacher_embeddings(), dtype=np.float32) for stage in (first, second)]
-    second_teacher = SecondTeacherTargets(sample=np.arange(len(targets[1])), vectors=targets[1])
-    labels, blocks = second_teacher.side_by_side(targets[0], arguments.share)
-    model = load_model(reductions[0])
+    model, sentences, labels, blocks = distillation_inputs(arguments.work, arguments.second_work, arguments.share)
     module = model[0]
     before = to_numpy(module.word_vectors).copy()
     callback = averaging_callback(module)
@@ -104,7 +91,7 @@ def trained_variants(arguments: argparse.Namespace) -> tuple[Any, dict[str, np.n
         refine(
             model,
             RefinementSettings(seed=arguments.seed),
-            sentences=first.sentences(),
+            sentences=sentences,
             teacher_embeddings=labels,
             teacher_loss_arguments=blocks,
         )
