@@ -313,6 +313,12 @@ def test_extra_pairs_join_the_contrastive_training_only(teacher, tmp_path):
         )
 
 
+def failed_ranks(stderr: str) -> str:
+    """What each rank wrote about its failure (its first error lines), then the end of torchrun's own report."""
+    errors = [line for line in stderr.splitlines() if "Error" in line or "error" in line or "terminate" in line]
+    return "\n".join([*errors[:40], "...", stderr[-1500:]])
+
+
 def test_the_whole_build_runs_under_torchrun_like_one_process(teacher, corpus, tmp_path):
     import os
     import shutil
@@ -335,7 +341,7 @@ def test_the_whole_build_runs_under_torchrun_like_one_process(teacher, corpus, t
         timeout=600,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, failed_ranks(result.stderr)
     (one_extraction,) = (tmp_path / "one.work").glob("extraction-*")
     (two_extraction,) = (tmp_path / "two.work").glob("extraction-*")
     one_raw = SentenceTransformer(str(one_extraction / "model"), device="cpu")

@@ -135,6 +135,10 @@ def test_a_case_sensitive_table_reads_a_new_words_case_variants():
 # ------------------------------------------------------------------------------------------------ the words
 def test_the_documents_words_are_split_as_the_table_splits_them(table):
     counts = count_document_words(["Zebra, ZEBRA's zebra", "café 2024"], lowercase=True)
+    # A table with fallback rows reads NFKC: a full-width word is counted as the word it reads as.
+    full_width_zebra = "".join(chr(ord(char) + 0xFEE0) for char in "Zebra")
+    assert count_document_words([full_width_zebra], lowercase=True, form="NFKC") == {"zebra": 1}
+    assert count_document_words([full_width_zebra], lowercase=True) != {"zebra": 1}
     assert counts == {"zebra": 3, "s": 1, "café": 1, "2024": 1}
     words = document_words(table[0], count_document_words(DOCUMENTS, lowercase=True), min_count=2)
     assert words.new == NEW_WORDS and "the" in words.known

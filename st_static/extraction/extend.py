@@ -32,6 +32,7 @@ from st_static.extraction.selection import select_sentences
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.model.tokenization import (
     CONTINUATION_PREFIX,
+    TRAINING_FORM,
     addable_words,
     build_word_tokenizer,
     token_targets,
@@ -81,10 +82,11 @@ class NewRows:
     report: dict[str, Any]
 
 
-def count_document_words(texts: Iterable[str], lowercase: bool) -> Counter[str]:
-    """Occurrences of every word of ``texts``, split and normalised as a table reads them (NFC, lowercased for a
-    lowercase table, split on non-letters: :func:`~st_static.model.tokenization.split_words`)."""
-    normalizer = word_normalizer(lowercase)
+def count_document_words(texts: Iterable[str], lowercase: bool, form: str = TRAINING_FORM) -> Counter[str]:
+    """Occurrences of every word of ``texts``, split and normalised as a table reads them (``form``: NFKC for a table
+    with fallback rows, :func:`~st_static.model.tokenization.normalization_form`; lowercased for a lowercase table;
+    split on non-letters: :func:`~st_static.model.tokenization.split_words`)."""
+    normalizer = word_normalizer(lowercase, form=form)
     pre_tokenizer = word_pre_tokenizer()
     counts: Counter[str] = Counter()
     for text in texts:

@@ -109,10 +109,14 @@ def fallback_pre_tokenizer(spaceless: bool = False) -> pre_tokenizers.PreTokeniz
     )
 
 
-def word_normalizer(lowercase: bool, sentinel: bool = False) -> normalizers.Normalizer:
-    """NFC (:data:`TRAINING_FORM`; with ``sentinel``, the fallback layout, NFKC: :data:`INFERENCE_FORM`), then
-    lowercasing when the vocabulary is lowercase, then (fallback layout) the prepended sentinel."""
-    members: list[normalizers.Normalizer] = [normalizers.NFKC() if sentinel else normalizers.NFC()]
+def word_normalizer(lowercase: bool, sentinel: bool = False, form: str | None = None) -> normalizers.Normalizer:
+    """The Unicode normalisation ``form`` (default: NFC, :data:`TRAINING_FORM`; with ``sentinel``, the fallback
+    layout, NFKC: :data:`INFERENCE_FORM`), then lowercasing when the vocabulary is lowercase, then (fallback layout)
+    the prepended sentinel."""
+    form = form or (INFERENCE_FORM if sentinel else TRAINING_FORM)
+    if form not in (TRAINING_FORM, INFERENCE_FORM):
+        raise ValueError(f"form must be {TRAINING_FORM} or {INFERENCE_FORM}, got {form!r}.")
+    members: list[normalizers.Normalizer] = [normalizers.NFKC() if form == INFERENCE_FORM else normalizers.NFC()]
     if lowercase:
         members.append(normalizers.Lowercase())
     if sentinel:

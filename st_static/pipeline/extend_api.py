@@ -99,6 +99,7 @@ def extend(
     from st_static.compression.quantization import CompactStaticWordAverage, quantize_table
     from st_static.extraction.extend import count_document_words, document_sentences, document_words, new_word_rows
     from st_static.extraction.teacher_model import load_teacher
+    from st_static.model.tokenization import normalization_form
 
     module, rest = float_pipeline(model)  # a float32 copy: the input's storage is read from the input itself
     first = model[0]
@@ -110,7 +111,8 @@ def extend(
     if metadata.languages and len(metadata.languages) == 1:
         check_corpus_language(source, metadata.languages[0], name)
     texts = list(iter_sentences(source))
-    words = document_words(module, count_document_words(texts, module.lowercase), min_count=min_count, numbers=numbers)
+    counts = count_document_words(texts, module.lowercase, form=normalization_form(module.tokenizer))
+    words = document_words(module, counts, min_count=min_count, numbers=numbers)
     if not words.new:
         raise CorpusError(
             f"{name}: every word seen {min_count} or more times is in the table already (or is a number: see "
