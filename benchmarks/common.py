@@ -16,7 +16,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +200,21 @@ def task_table_header(first: str, extra: list[str]) -> list[str]:
     columns = [first, *DEV_TASKS, *TEST_TASKS, *extra]
     alignment = ["---"] + ["---:"] * (len(columns) - 1)
     return ["| " + " | ".join(columns) + " |", "| " + " | ".join(alignment) + " |"]
+
+
+def with_tokenizer_state(model: Any, edit: Callable[[dict[str, Any]], None]) -> Any:
+    """The same table (as float32) read by its tokenizer with ``edit`` applied to the tokenizer's JSON state, e.g. to
+    read a table as one laid out before a change of its normaliser or pre-tokeniser."""
+    from tokenizers import Tokenizer
+
+    from st_static.compression.model_parts import float_pipeline, rebuild
+    from st_static.model.static_word_average import StaticWordAverage
+
+    module, rest = float_pipeline(model)
+    state = json.loads(module.tokenizer.to_str())
+    edit(state)
+    table = module.word_vectors.detach().float().cpu()
+    return rebuild(model, [StaticWordAverage(Tokenizer.from_str(json.dumps(state)), table, module.metadata), *rest])
 
 
 def write_report(output: Path | None, lines: list[str], rows: object | None = None) -> None:

@@ -146,6 +146,7 @@ def test_a_long_unpunctuated_run_is_read_in_pieces_not_as_one_unknown_word(paral
     from st_static.model.folder_checks import tokenizer_structure_problem
     from st_static.model.tokenization import (
         DEFAULT_MAX_WORD_CHARS,
+        NFC_SPACELESS_ISOLATED_PATTERN,
         add_fallback_layout,
         word_pre_tokenizer,
     )
@@ -173,6 +174,15 @@ def test_a_long_unpunctuated_run_is_read_in_pieces_not_as_one_unknown_word(paral
         short = sentence * 10  # shorter runs are read exactly as before
         assert tokenizer.encode(short).tokens[-40:] == older.encode(short).tokens[-40:]
     assert tokenizer_structure_problem(json.loads(older.to_str())) is None  # older folders still load
+    # The fallback layout reads NFKC: full-width digits inside a run become ASCII ones, and the cut still falls.
+    with_digits = ("東京に\uff12\uff10行きます" * 20)[:150]
+    laid_out = add_fallback_layout(older, ["。"])
+    assert "[UNK]" not in laid_out.encode(with_digits).tokens
+    # A run's cut starts at a space-less character: an ASCII word alone is read as in any table (too long: dropped).
+    assert laid_out.encode("x" * 150).tokens[1:] == ["[UNK]"]
+    nfc_layout = json.loads(laid_out.to_str())
+    nfc_layout["pre_tokenizer"]["pretokenizers"][1]["pattern"]["Regex"] = NFC_SPACELESS_ISOLATED_PATTERN
+    assert tokenizer_structure_problem(nfc_layout) is None  # the cut of tables laid out before NFKC still loads
 
     vectors = np.random.default_rng(0).standard_normal((len(vocabulary.words), 8)).astype(np.float32)
     module = st_static.StaticWordAverage.from_word_vectors(vocabulary.words, vectors, lowercase=vocabulary.lowercase)

@@ -21,7 +21,6 @@ with NFC (a table laid out before compatibility folding) and as saved.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 import unicodedata
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import command_line, load_average, log, machine, write_report
+from benchmarks.common import command_line, load_average, log, machine, with_tokenizer_state, write_report
 from benchmarks.experiments.long_runs import accuracy
 
 TATOEBA = {"de": "deu", "ja": "jpn", "zh": "cmn"}
@@ -72,18 +71,13 @@ def half_width_katakana(text: str) -> str:
 
 def read_with(model: object, form: str) -> object:
     """The same table with its tokenizer's Unicode normalisation set to ``form`` (``NFC`` or ``NFKC``)."""
-    from tokenizers import Tokenizer
 
-    from st_static.compression.model_parts import float_pipeline, rebuild
-    from st_static.model.static_word_average import StaticWordAverage
+    def set_form(state: dict) -> None:
+        normalizer = state["normalizer"]
+        members = normalizer["normalizers"] if normalizer.get("type") == "Sequence" else [normalizer]
+        members[0] = {"type": form}
 
-    module, rest = float_pipeline(model)
-    state = json.loads(module.tokenizer.to_str())
-    normalizer = state["normalizer"]
-    members = normalizer["normalizers"] if normalizer.get("type") == "Sequence" else [normalizer]
-    members[0] = {"type": form}
-    table = module.word_vectors.detach().float().cpu()
-    return rebuild(model, [StaticWordAverage(Tokenizer.from_str(json.dumps(state)), table, module.metadata), *rest])
+    return with_tokenizer_state(model, set_form)
 
 
 def mean_cosine_to_typed(model: object, typed: list[str], changed: list[str]) -> float:
@@ -149,10 +143,11 @@ def main() -> None:
             chosen["half-width katakana"] = half_width_katakana
         for form_name, form in chosen.items():
             changed = [form(text) for text in texts]
-            count = sum(a != b for a, b in zip(texts, changed, strict=True))
-            # "as typed" counts the texts NFKC changes.
+            # "as typed": the texts NFKC reads otherwise than NFC; the other forms: the texts the rewrite changes.
             if form_name == "as typed":
                 count = sum(unicodedata.normalize("NFKC", t) != unicodedata.normalize("NFC", t) for t in texts)
+            else:
+                count = sum(a != b for a, b in zip(texts, changed, strict=True))
             for read_name, model in reads.items():
                 if language == "en":
                     half = len(pairs.sentences1)

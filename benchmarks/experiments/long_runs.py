@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import command_line, load_average, log, machine, write_report
+from benchmarks.common import command_line, load_average, log, machine, with_tokenizer_state, write_report
 
 TATOEBA = {"ja": "jpn", "zh": "cmn"}
 RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff10-\uff5a]+")
@@ -36,18 +36,10 @@ def without_the_cut(model: object) -> object:
     """The same table with the pre-tokeniser of a table built before the cut of long runs."""
     import json
 
-    from tokenizers import Tokenizer
-
-    from st_static.compression.model_parts import float_pipeline, rebuild
-    from st_static.model.static_word_average import StaticWordAverage
     from st_static.model.tokenization import fallback_pre_tokenizer, has_fallback_pre_tokenizer, word_pre_tokenizer
 
-    module, rest = float_pipeline(model)
-    state = json.loads(module.tokenizer.to_str())
-    plain = fallback_pre_tokenizer() if has_fallback_pre_tokenizer(module.tokenizer) else word_pre_tokenizer()
-    state["pre_tokenizer"] = json.loads(plain.__getstate__())
-    table = module.word_vectors.detach().float().cpu()
-    return rebuild(model, [StaticWordAverage(Tokenizer.from_str(json.dumps(state)), table, module.metadata), *rest])
+    plain = fallback_pre_tokenizer() if has_fallback_pre_tokenizer(model[0].tokenizer) else word_pre_tokenizer()  # type: ignore[index]
+    return with_tokenizer_state(model, lambda state: state.update(pre_tokenizer=json.loads(plain.__getstate__())))
 
 
 def accuracy(model: object, english: list[str], foreign: list[str]) -> np.ndarray:

@@ -49,9 +49,10 @@ logger = logging.getLogger(__name__)
 
 MAX_PIECE_CHARS = 12
 """Longer continuation tokens of the teacher are left out (they are whole words in all but name)."""
-PIECES_VERSION = 3
+PIECES_VERSION = 4
 """Bumped when the pieces a fit keeps change (2: a SentencePiece teacher's pieces; a piece no word uses is dropped;
-3: pieces NFKC changes, which the fallback layout never reads, are left out)."""
+3: pieces NFKC changes, which the fallback layout never reads, are left out; 4: the finished table's layout cuts
+long runs with :data:`~st_static.model.tokenization.INFERENCE_CHUNK_PATTERN`)."""
 RIDGE = 1.0
 """The ridge penalty on the piece rows, relative to one equation per vocabulary word (chosen on held-out words)."""
 HELD_OUT = 0.05

@@ -1,7 +1,7 @@
 """Table rows of ASCII texts by dictionary look-ups: the word tokenizer's rules without the Rust pipeline.
 
-For ASCII text the word tokenizer of :mod:`st_static.model.tokenization` reduces to byte operations: NFC changes
-nothing, lowercasing is ASCII lowercasing, a word is a run of ``[A-Za-z0-9]``, and WordPiece gives a word the
+For ASCII text the word tokenizer of :mod:`st_static.model.tokenization` reduces to byte operations: NFC and NFKC
+change nothing, lowercasing is ASCII lowercasing, a word is a run of ``[A-Za-z0-9]``, and WordPiece gives a word the
 row of its longest known prefix (its continuation pieces read no row) unless the word is too long or its
 remainder cannot be covered by continuation pieces. :class:`AsciiWordRows` does that with three bytes
 operations per batch and one dict look-up per word, several times faster than the Rust tokenizer, which keeps

@@ -42,6 +42,7 @@ from st_static.model.tokenization import (
     CONTINUATION_PREFIX,
     FALLBACK_ISOLATED_PATTERN,
     FALLBACK_REMOVED_PATTERN,
+    NFC_SPACELESS_ISOLATED_PATTERN,
     SENTINEL,
     SPACELESS_CHUNK_PATTERN,
     SPACELESS_ISOLATED_PATTERN,
@@ -82,7 +83,7 @@ _PRE_TOKENIZER = _split(WORD_SEPARATOR_PATTERN, "Removed")
 _PLAIN_FORMS = ([_PRE_TOKENIZER], [_PRE_TOKENIZER, _split(SPACELESS_CHUNK_PATTERN, "Isolated")])
 _FALLBACK_FORMS = tuple(
     [_split(FALLBACK_REMOVED_PATTERN, "Removed"), _split(isolated, "Isolated")]
-    for isolated in (FALLBACK_ISOLATED_PATTERN, SPACELESS_ISOLATED_PATTERN)
+    for isolated in (FALLBACK_ISOLATED_PATTERN, SPACELESS_ISOLATED_PATTERN, NFC_SPACELESS_ISOLATED_PATTERN)
 )
 _MODEL_KEYS = {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}
 

@@ -74,9 +74,17 @@ SPACELESS_CHUNK_PATTERN = (
 """A table with space-less words: each run of this many characters of those scripts is a pre-token of its own (a
 last split), so a long unpunctuated Chinese or Japanese sentence is segmented in pieces instead of being one word
 longer than WordPiece's limit, which reads ``[UNK]``; shorter runs are untouched."""
-SPACELESS_ISOLATED_PATTERN = SPACELESS_CHUNK_PATTERN + "|" + FALLBACK_ISOLATED_PATTERN
+_SPACELESS_CLASS = "".join(f"{chr(start)}-{chr(end)}" for start, end in (*SPACELESS_RANGES, *SPACELESS_RUN_RANGES))
+INFERENCE_CHUNK_PATTERN = f"[{_SPACELESS_CLASS}]" + r"[\p{L}\p{M}\p{N}]" + f"{{{DEFAULT_MAX_WORD_CHARS - 1}}}"
+"""The fallback layout's cut of long runs: a character of those scripts and the next letters, marks and digits, this
+many characters in all. NFKC turns the full-width digits and Latin letters written inside a run into ASCII ones, which
+:data:`SPACELESS_CHUNK_PATTERN` does not count; a cut starts at a space-less character, so a word of other scripts
+alone is never cut (it reads as in a table without space-less words)."""
+SPACELESS_ISOLATED_PATTERN = INFERENCE_CHUNK_PATTERN + "|" + FALLBACK_ISOLATED_PATTERN
 """The fallback layout's second split in a table with space-less words: the symbols and the long runs' cuts in one
 pass over the text (a third split would cost encoding about a tenth of its speed)."""
+NFC_SPACELESS_ISOLATED_PATTERN = SPACELESS_CHUNK_PATTERN + "|" + FALLBACK_ISOLATED_PATTERN
+"""The same split in tables laid out with NFC (before compatibility folding): still read, never written."""
 DROPPED = -1
 
 _BASE_CONTINUATION_CHARS = "".join(
@@ -97,10 +105,11 @@ def word_pre_tokenizer(spaceless: bool = False) -> pre_tokenizers.PreTokenizer:
     return pre_tokenizers.Sequence([split, _spaceless_chunks()]) if spaceless else split
 
 
-def fallback_pre_tokenizer(spaceless: bool = False) -> pre_tokenizers.PreTokenizer:
+def fallback_pre_tokenizer(spaceless: bool = False, isolated: str | None = None) -> pre_tokenizers.PreTokenizer:
     """The pre-tokeniser of the fallback layout: the same words, plus each symbol character as a token;
-    ``spaceless``: long runs of space-less scripts are cut in the same split (:data:`SPACELESS_ISOLATED_PATTERN`)."""
-    isolated = SPACELESS_ISOLATED_PATTERN if spaceless else FALLBACK_ISOLATED_PATTERN
+    ``spaceless``: long runs of space-less scripts are cut in the same split (:data:`SPACELESS_ISOLATED_PATTERN`);
+    ``isolated``: another second split (:data:`NFC_SPACELESS_ISOLATED_PATTERN`, of older tables)."""
+    isolated = isolated or (SPACELESS_ISOLATED_PATTERN if spaceless else FALLBACK_ISOLATED_PATTERN)
     return pre_tokenizers.Sequence(
         [
             pre_tokenizers.Split(Regex(FALLBACK_REMOVED_PATTERN), behavior="removed"),
@@ -640,7 +649,10 @@ def is_lowercase_tokenizer(tokenizer: Tokenizer) -> bool:
 
 
 _PLAIN_PRE_TOKENIZERS = [json.loads(word_pre_tokenizer(spaceless).__getstate__()) for spaceless in (False, True)]
-_FALLBACK_PRE_TOKENIZERS = [json.loads(fallback_pre_tokenizer(spaceless).__getstate__()) for spaceless in (False, True)]
+_FALLBACK_PRE_TOKENIZERS = [
+    json.loads(fallback_pre_tokenizer(isolated=isolated).__getstate__())
+    for isolated in (FALLBACK_ISOLATED_PATTERN, SPACELESS_ISOLATED_PATTERN, NFC_SPACELESS_ISOLATED_PATTERN)
+]
 
 
 # Characters after which a text can be cut without changing its words: separators (never part of a word) that
