@@ -100,7 +100,8 @@ LIBRARY = {
     "st_static.tensors": ["to_numpy"],
     "st_static.extraction.teacher_model": ["load_teacher", "load_teacher_tokenizer"],
     "st_static.model.tokenization": ["build_word_tokenizer", "split_words", "token_targets"],
-    "st_static.training": ["refine_by_distillation"],
+    "st_static.training": ["fold_meaning_map", "refine_by_distillation", "train_meaning_map"],
+    "st_static.training.disentangle": ["read_disentangle_pairs"],
     "st_static.training.propagation": ["propagate_refinement"],
 }
 """Every st-static name the benchmarks use beyond the top-level ``st_static`` API, by the module it comes from."""
@@ -284,3 +285,95 @@ def prepare_model2vec(cache: Path, teacher: str) -> Path:
         os.replace(staging / "model", target)
         staging.rmdir()
     return target
+
+
+# ---------------------------------------------------------------- English task files, dev and test halves
+def _rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    csv.field_size_limit(sys.maxsize)
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def _halves(count: int, seed: int = 0) -> tuple[Any, Any]:
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(count)
+    return order[: count // 2], order[count // 2 :]
+
+
+def classification(encode: Callable[[list[str]], Any], path: Path) -> tuple[float, float]:
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    rows = _rows(path)
+    train = [row for row in rows if row["split"] == "train"]
+    test = [row for row in rows if row["split"] == "test"]
+    train_vectors = encode([row["text"] for row in train])
+    train_labels = np.array([row["label"] for row in train])
+    order = np.random.default_rng(0).permutation(len(train))
+    fit, dev = order[: int(0.7 * len(train))], order[int(0.7 * len(train)) :]
+    dev_score = LogisticRegression(max_iter=1000).fit(train_vectors[fit], train_labels[fit])
+    dev_accuracy = dev_score.score(train_vectors[dev], train_labels[dev])
+    model = LogisticRegression(max_iter=1000).fit(train_vectors, train_labels)
+    test_accuracy = model.score(encode([row["text"] for row in test]), [row["label"] for row in test])
+    return 100 * dev_accuracy, 100 * test_accuracy
+
+
+def clustering(encode: Callable[[list[str]], Any], path: Path) -> tuple[float, float]:
+    import numpy as np
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import v_measure_score
+
+    rows = _rows(path)
+    vectors = encode([row["text"] for row in rows])
+    labels = np.array([row["label"] for row in rows])
+    scores = []
+    for half in _halves(len(rows)):
+        k = len(set(labels[half]))
+        runs = [KMeans(k, n_init=1, random_state=seed).fit_predict(vectors[half]) for seed in range(10)]
+        scores.append(100 * float(np.mean([v_measure_score(labels[half], run) for run in runs])))
+    return scores[0], scores[1]
+
+
+def retrieval(encode: Callable[[list[str]], Any], folder: Path) -> tuple[float, float]:
+    import numpy as np
+
+    corpus, queries = _rows(folder / "corpus.tsv"), _rows(folder / "queries.tsv")
+    relevant: dict[str, set[str]] = {}
+    for row in _rows(folder / "qrels.tsv"):
+        if float(row["score"]) >= 1:
+            relevant.setdefault(row["query_id"], set()).add(row["doc_id"])
+    doc_ids = np.array([row["id"] for row in corpus])
+    similarities = encode([row["text"] for row in queries]) @ encode([row["text"] for row in corpus]).T
+    gains = []
+    for index, query in enumerate(queries):
+        wanted = relevant.get(query["id"], set())
+        top = np.argsort(-similarities[index], kind="stable")[:10]
+        dcg = sum(1 / np.log2(rank + 2) for rank, doc in enumerate(top) if doc_ids[doc] in wanted)
+        ideal = sum(1 / np.log2(rank + 2) for rank in range(min(10, len(wanted))))
+        gains.append(dcg / ideal if ideal else 0.0)
+    gains_array = np.array(gains)
+    return tuple(100 * float(gains_array[half].mean()) for half in _halves(len(queries)))  # type: ignore[return-value]
+
+
+ENGLISH_TASKS = {
+    "bbc-news-classification": (classification, "bbc-news-classification.tsv"),
+    "bbc-news-title-clustering": (clustering, "bbc-news-title-clustering.tsv"),
+    "bbc-news-title-to-article": (retrieval, "bbc-news-title-to-article"),
+    "chatterbot-qa-en": (retrieval, "chatterbot-qa-en"),
+    "rotten-tomatoes-sentiment": (classification, "rotten-tomatoes-sentiment.tsv"),
+}
+
+
+def task_scores(model: object, tasks_dir: Path) -> dict[str, tuple[float, float]]:
+    """``task -> (dev half, test half)`` for the English task files: the task files are evaluation data, so choosing
+    happens on dev halves cut from them with a fixed seed (classification fits on 70% of the train half and scores the
+    other 30%; clustering and retrieval split items / queries in two halves); the test halves are reported only."""
+    import numpy as np
+
+    def encode(texts: list[str]) -> Any:
+        return np.asarray(model.encode(texts, batch_size=1024, normalize_embeddings=True))  # type: ignore[attr-defined]
+
+    return {name: scorer(encode, tasks_dir / file) for name, (scorer, file) in ENGLISH_TASKS.items()}

@@ -14,99 +14,24 @@ msrp-dev) are dev; stsb-en-test and the task test halves are reported only.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import DEV_TASKS, TEST_TASKS, command_line, parse_settings, task_evaluator, write_report
+from benchmarks.common import (
+    DEV_TASKS,
+    ENGLISH_TASKS,
+    TEST_TASKS,
+    command_line,
+    parse_settings,
+    task_evaluator,
+    task_scores,
+    write_report,
+)
 
-csv.field_size_limit(sys.maxsize)
 STS_DEV, STS_TEST = DEV_TASKS, TEST_TASKS
-Encode = Callable[[list[str]], np.ndarray]
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-
-
-def _halves(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    order = np.random.default_rng(seed).permutation(count)
-    return order[: count // 2], order[count // 2 :]
-
-
-def classification(encode: Encode, path: Path) -> tuple[float, float]:
-    from sklearn.linear_model import LogisticRegression
-
-    rows = _rows(path)
-    train = [row for row in rows if row["split"] == "train"]
-    test = [row for row in rows if row["split"] == "test"]
-    train_vectors = encode([row["text"] for row in train])
-    train_labels = np.array([row["label"] for row in train])
-    order = np.random.default_rng(0).permutation(len(train))
-    fit, dev = order[: int(0.7 * len(train))], order[int(0.7 * len(train)) :]
-    dev_score = LogisticRegression(max_iter=1000).fit(train_vectors[fit], train_labels[fit])
-    dev_accuracy = dev_score.score(train_vectors[dev], train_labels[dev])
-    model = LogisticRegression(max_iter=1000).fit(train_vectors, train_labels)
-    test_accuracy = model.score(encode([row["text"] for row in test]), [row["label"] for row in test])
-    return 100 * dev_accuracy, 100 * test_accuracy
-
-
-def clustering(encode: Encode, path: Path) -> tuple[float, float]:
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import v_measure_score
-
-    rows = _rows(path)
-    vectors = encode([row["text"] for row in rows])
-    labels = np.array([row["label"] for row in rows])
-    scores = []
-    for half in _halves(len(rows)):
-        k = len(set(labels[half]))
-        runs = [KMeans(k, n_init=1, random_state=seed).fit_predict(vectors[half]) for seed in range(10)]
-        scores.append(100 * float(np.mean([v_measure_score(labels[half], run) for run in runs])))
-    return scores[0], scores[1]
-
-
-def retrieval(encode: Encode, folder: Path) -> tuple[float, float]:
-    corpus, queries = _rows(folder / "corpus.tsv"), _rows(folder / "queries.tsv")
-    relevant: dict[str, set[str]] = {}
-    for row in _rows(folder / "qrels.tsv"):
-        if float(row["score"]) >= 1:
-            relevant.setdefault(row["query_id"], set()).add(row["doc_id"])
-    doc_ids = np.array([row["id"] for row in corpus])
-    similarities = encode([row["text"] for row in queries]) @ encode([row["text"] for row in corpus]).T
-    gains = []
-    for index, query in enumerate(queries):
-        wanted = relevant.get(query["id"], set())
-        top = np.argsort(-similarities[index], kind="stable")[:10]
-        dcg = sum(1 / np.log2(rank + 2) for rank, doc in enumerate(top) if doc_ids[doc] in wanted)
-        ideal = sum(1 / np.log2(rank + 2) for rank in range(min(10, len(wanted))))
-        gains.append(dcg / ideal if ideal else 0.0)
-    gains_array = np.array(gains)
-    return tuple(100 * float(gains_array[half].mean()) for half in _halves(len(queries)))  # type: ignore[return-value]
-
-
-ENGLISH_TASKS = {
-    "bbc-news-classification": (classification, "bbc-news-classification.tsv"),
-    "bbc-news-title-clustering": (clustering, "bbc-news-title-clustering.tsv"),
-    "bbc-news-title-to-article": (retrieval, "bbc-news-title-to-article"),
-    "chatterbot-qa-en": (retrieval, "chatterbot-qa-en"),
-    "rotten-tomatoes-sentiment": (classification, "rotten-tomatoes-sentiment.tsv"),
-}
-
-
-def task_scores(model: object, tasks_dir: Path) -> dict[str, tuple[float, float]]:
-    """``task -> (dev half, test half)`` for the English task files."""
-
-    def encode(texts: list[str]) -> np.ndarray:
-        return np.asarray(model.encode(texts, batch_size=1024, normalize_embeddings=True))  # type: ignore[attr-defined]
-
-    return {name: scorer(encode, tasks_dir / file) for name, (scorer, file) in ENGLISH_TASKS.items()}
 
 
 def scored_row(variant: str, sts: dict[str, float], tasks: dict[str, tuple[float, float]], **extra: object) -> dict:

@@ -159,25 +159,40 @@ def multilingual(
 
 @dataclass(frozen=True)
 class EnsembleSpec:
-    """A published ensemble (Wada et al., 2025, App. D): built members, combined by ``st-static compress``.
+    """A published ensemble (Wada et al., 2025, App. D): members combined by ``st-static compress``.
 
-    The per-member normalisation is folded into the table over the first lines of ``fold_norms`` so that the
-    ensemble loads with a bare ``SentenceTransformer`` like every other card's model.
+    A member is a built model (a :class:`CardSpec`, built by its own commands first) or any other static model given
+    as ``st-static compress`` takes it (a folder that ``prepare`` makes, or ``wordllama:CONFIG:DIM``). The per-member
+    normalisation is folded into the table over the first lines of ``fold_norms`` so that the ensemble loads with a
+    bare ``SentenceTransformer`` like every other card's model.
     """
 
     name: str
-    members: tuple[CardSpec, ...]
+    members: tuple[CardSpec | str, ...]
     fold_norms: str
-    tasks: dict[str, str] = field(default_factory=lambda: dict(STS_EN))
+    tasks: dict[str, str] | None = field(default_factory=lambda: dict(STS_EN))
+    """The tasks its evaluation names; ``None``: the defaults of the model's languages (STS and task files)."""
+    weights: tuple[float, ...] = ()
+    compress_options: tuple[str, ...] = ()
+    prepare: tuple[str, ...] = ()
 
     def commands(self, models_dir: str) -> str:
         out = f"{models_dir}/{self.name}"
-        members = [f"{models_dir}/{member.name}" for member in self.members]
-        compress = ["st-static", "compress", *members, "--fold-norms", self.fold_norms, "--output", out]
-        tasks = ",".join(self.tasks)
-        evaluate = ["st-static", "evaluate", out, "--data", DATA, "--tasks", tasks, "--json", f"{out}/evaluation.json"]
-        builds = [member.commands(models_dir) for member in self.members]
-        return "\n".join([*builds, shlex.join(compress), shlex.join(evaluate)])
+        members = [
+            f"{models_dir}/{member.name}" if isinstance(member, CardSpec) else member.format(models=models_dir)
+            for member in self.members
+        ]
+        compress = ["st-static", "compress", *members]
+        if self.weights:
+            compress += ["--weights", ",".join(f"{weight:g}" for weight in self.weights)]
+        compress += ["--fold-norms", self.fold_norms, *self.compress_options, "--output", out]
+        evaluate = ["st-static", "evaluate", out, "--data", DATA]
+        if self.tasks is not None:
+            evaluate += ["--tasks", ",".join(self.tasks)]
+        evaluate += ["--json", f"{out}/evaluation.json"]
+        builds = [member.commands(models_dir) for member in self.members if isinstance(member, CardSpec)]
+        prepare = [line.format(models=models_dir) for line in self.prepare]
+        return "\n".join([*builds, *prepare, shlex.join(compress), shlex.join(evaluate)])
 
 
 MODERN_DATA_LICENSE = (
@@ -352,6 +367,20 @@ SPECS: list[CardSpec | EnsembleSpec] = [
     E5_FOUR_LANGUAGES_EXTRA,
     GEMMA_FOUR_LANGUAGES,
     EnsembleSpec("swe-minilm-mpnet-256x2", (MINILM_256_EN, MPNET_256), fold_norms=f"{DATA}/corpus/en.txt"),
+    # Issue 64: the MiniLM table with the peers potion-base-8M and WordLlama, weights 2, 1, 1 chosen on dev
+    # (benchmarks/results/2026-11-28-ensembles.md), pruned to 60,000 words to stay under 110 MB in float16.
+    EnsembleSpec(
+        "swe-minilm-potion-wordllama-768d",
+        (MINILM_256, "{models}/teachers/potion-base-8M", "wordllama:l2_supercat:256"),
+        fold_norms=f"{DATA}/corpus/en-modern.txt",
+        tasks=None,
+        weights=(2, 1, 1),
+        compress_options=("--vocab-size", "60000", "--storage", "float16", "--eval-data", DATA),
+        prepare=(
+            "PY=.venv/bin/python bash ../shared/tools/fetch-teachers.sh {models}/teachers potion8m",
+            "pip install 'st-static[peers]'",
+        ),
+    ),
 ]
 
 

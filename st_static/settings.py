@@ -298,6 +298,51 @@ class RefinementSettings:
             self.matryoshka_dims = dims
 
 
+DISENTANGLE_CONSTRAINTS = ("intra", "inter", "both")
+"""The disentangler's constraint families (:mod:`st_static.losses.language_bias`)."""
+DISENTANGLE_MAX_EPOCHS = 50
+"""Most epochs of the disentangler's meaning map (early stopping ends most runs sooner)."""
+
+
+@dataclass
+class DisentangleSettings:
+    """After the other stages (cross-lingual tables): the disentangler's meaning map, folded into the table."""
+
+    disentangle: bool = setting(
+        False,
+        "Cross-lingual builds (--parallel): after the fallback and piece rows, train the disentangler's meaning map "
+        "(Nonomura et al.: a linear map splitting each sentence vector into a meaning part, alike across "
+        "translations, and a language part) on the translation pairs and fold it into the table, so the table holds "
+        "meaning parts (st-static disentangle); nothing changes at inference.",
+    )
+    disentangle_constraints: Literal["intra", "inter", "both"] = setting(
+        "both",
+        "The disentangler's constraints: intra (meaning parts of translations alike, of other sentences apart; "
+        "language parts of one language alike), inter (embeddings rebuilt from swapped parts) or both.",
+    )
+    disentangle_language_weight: float = setting(
+        1.0, "The weight of the disentangler's language loss (L_lang) within its intra-component constraints."
+    )
+    disentangle_max_pairs: int = setting(
+        100_000, "Most translation pairs the disentangler trains on (each language pair keeps its share)."
+    )
+    disentangle_max_epochs: int = setting(
+        DISENTANGLE_MAX_EPOCHS,
+        "Most epochs of the disentangler (it stops after 3 without a lower validation loss, keeping the best map).",
+    )
+
+    def __post_init__(self) -> None:
+        if self.disentangle_constraints not in DISENTANGLE_CONSTRAINTS:
+            raise SettingsError(
+                f"disentangle_constraints must be one of {', '.join(DISENTANGLE_CONSTRAINTS)}, got "
+                f"{self.disentangle_constraints!r}."
+            )
+        weight = self.disentangle_language_weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight < math.inf:
+            raise SettingsError(f"disentangle_language_weight must be a finite number >= 0, got {weight!r}.")
+        _positive_int(self, "disentangle_max_pairs", "disentangle_max_epochs")
+
+
 @dataclass
 class BuildSettings:
     """Everything that decides what a build produces: its inputs and the settings of each stage."""
@@ -357,6 +402,7 @@ class BuildSettings:
     extraction: ExtractionSettings = setting(factory=ExtractionSettings, cli="skip")
     reduction: ReductionSettings = setting(factory=ReductionSettings, cli="skip")
     refinement: RefinementSettings = setting(factory=RefinementSettings, cli="skip")
+    disentanglement: DisentangleSettings = setting(factory=DisentangleSettings, cli="skip")
 
     def __post_init__(self) -> None:
         languages = [language.strip() for language in self.languages if language and language.strip()]
@@ -390,6 +436,11 @@ class BuildSettings:
             setattr(self, name, [item.strip() for item in patterns] or None)
             if getattr(self, name) and not (self.parallel or self.corpus):
                 raise SettingsError(f"{name} chooses lines of corpus or translation-pair files: give such files too.")
+        if self.disentanglement.disentangle and not self.parallel:
+            raise SettingsError(
+                "disentangle separates the language of translations: it is for cross-lingual builds (give --parallel "
+                "files and --languages)."
+            )
         if self.training_leave_out_sources and not self.parallel:
             raise SettingsError(
                 "training_leave_out_sources chooses the translation pairs a cross-lingual table trains on: give "
@@ -435,7 +486,7 @@ class BuildSettings:
         """
         entries = self.parallel or []
         paired = self.languages[1:]
-        named = [_language_file(entry) for entry in entries]
+        named = [language_file(entry) for entry in entries]
         if not entries:
             return {}
         if any(item is None for item in named) and any(item is not None for item in named):
@@ -487,7 +538,12 @@ class BuildSettings:
     def from_flat(cls, **values: Any) -> BuildSettings:
         """Settings from flat keyword arguments: every field of every stage by its own name (as the CLI has them)."""
         stages = {item.name: item.type for item in fields(cls) if item.metadata.get("cli") == "skip"}
-        classes = {"extraction": ExtractionSettings, "reduction": ReductionSettings, "refinement": RefinementSettings}
+        classes = {
+            "extraction": ExtractionSettings,
+            "reduction": ReductionSettings,
+            "refinement": RefinementSettings,
+            "disentanglement": DisentangleSettings,
+        }
         nested: dict[str, dict[str, Any]] = {name: {} for name in stages}
         top: dict[str, Any] = {}
         owner = {item.name: stage for stage, kind in classes.items() for item in fields(kind)}
@@ -508,7 +564,7 @@ class BuildSettings:
 _LANGUAGE_FILE = re.compile(r"([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*)=(.+)", re.DOTALL)
 
 
-def _language_file(entry: str) -> tuple[str, str] | None:
+def language_file(entry: str) -> tuple[str, str] | None:
     """``(LANG, FILE)`` for a ``LANG=FILE`` entry of ``parallel`` (LANG a language code such as de, zh-Hant), else
     ``None`` (a plain file)."""
     match = _LANGUAGE_FILE.fullmatch(entry)
@@ -518,6 +574,6 @@ def _language_file(entry: str) -> tuple[str, str] | None:
 def settings_fields() -> list[tuple[type, Any]]:
     """Every settings field the command line offers, with the class it belongs to, in declaration order."""
     items: list[tuple[type, Any]] = []
-    for kind in (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings):
+    for kind in (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings, DisentangleSettings):
         items.extend((kind, item) for item in fields(kind) if item.metadata.get("cli") != "skip")
     return items

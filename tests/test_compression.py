@@ -297,7 +297,8 @@ def test_ensemble_is_one_table_over_the_union_vocabulary(members):
     assert isinstance(combined[1], BlockNormalize)
     assert combined.get_embedding_dimension() == 13
     rows, _ = module.token_ids(["the zebra sat on the lion"])
-    assert len(rows) == 6  # one row of the concatenated table per word
+    assert len(rows) == 7  # one row of the concatenated table per word, and the empty-text row every text reads
+    assert rows[0] == module.fallback.sentinel_row
     lion = module.word_vectors[module.vocabulary.index("lion")].detach()
     assert lion[:8].abs().max() == 0  # A does not know lion, nor any prefix of it
     assert module.metadata.ensemble.block_dims == [8, 5]

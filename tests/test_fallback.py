@@ -4,7 +4,6 @@ a bare SentenceTransformer (model2vec agrees except on ``""``), and a text with 
 from __future__ import annotations
 
 import json
-import logging
 import random
 from pathlib import Path
 
@@ -265,12 +264,17 @@ def test_pruning_and_truncation_keep_the_fallback_rows(fallback_model):
         np.testing.assert_allclose(norms(st_static.encode(model, FALLBACK_TEXTS)), 1.0, atol=1e-5)
 
 
-def test_an_ensemble_is_built_without_its_members_fallback_rows(fallback_model, word_model, caplog):
+def test_an_ensemble_keeps_its_members_fallback_rows(fallback_model, word_model):
     from st_static.compression import ensemble
 
-    with caplog.at_level(logging.WARNING):
-        combined = ensemble([fallback_model, word_model])
-    assert combined[0].fallback is None and "fallback rows" in caplog.text
+    combined = ensemble([fallback_model, word_model])
+    assert combined[0].fallback is not None
+    raw = SentenceTransformer(modules=[combined[0]], device="cpu").encode(FALLBACK_TEXTS)
+    own = SentenceTransformer(modules=[fallback_model[0]], device="cpu").encode(FALLBACK_TEXTS)
+    dim = fallback_model.get_embedding_dimension()
+    cosines = (raw[:, :dim] * own).sum(1) / (np.linalg.norm(raw[:, :dim], axis=1) * np.linalg.norm(own, axis=1))
+    np.testing.assert_allclose(cosines, 1.0, atol=1e-5)  # each text reads the member's own fallback rows
+    assert np.abs(raw[:, dim:]).max() == 0  # the other member knows no word or symbol of these texts
 
 
 # ------------------------------------------------------------------------------------------------ from the teacher

@@ -1,4 +1,5 @@
-"""The refinement losses against a direct, loop-by-loop computation of the paper's equations (Wada et al., 2025)."""
+"""The losses against a direct, loop-by-loop computation of their papers' equations (Wada et al., 2025; the
+disentangler's, Nonomura et al.)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,24 @@ import math
 import numpy as np
 import pytest
 import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.modules import Normalize
 from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss, MultipleNegativesRankingLoss
 
 from st_static.losses import (
     BilingualContrastiveLoss,
+    ComponentInteractionLoss,
+    LanguageBiasLoss,
+    MeaningComponentLoss,
     SimilarityDistillationLoss,
     bilingual_contrastive_loss,
+    component_interaction_loss,
+    language_bias_loss,
+    meaning_component_loss,
     similarity_distillation_loss,
 )
+from st_static.losses.language_bias import constraint_weights
+from st_static.model.meaning_map import MeaningMap
 
 
 # ---------------------------------------------------------------- reference implementations (float64, loops)
@@ -387,3 +398,143 @@ def test_make_loss_passes_what_the_data_decides_and_refuses_what_the_loss_does_n
     assert loss_module.teacher_blocks == ((4, 6), (0.5, 0.5))
     with pytest.raises(SettingsError, match="takes no teacher_dims"):
         make_loss("contrastive", word_model, RefinementSettings(), {"teacher_dims": [4]})
+
+
+# ---------------------------------------------------------------- the disentangler's losses (Nonomura et al.)
+def paper_intra_loss(mx: np.ndarray, my: np.ndarray, ex: np.ndarray, ey: np.ndarray, weight: float) -> float:
+    """L_mean + weight * L_lang, averaged over i and every j != i, loop by loop."""
+    cos = lambda a, b: cosine_matrix(a[None], b[None])[0, 0]  # noqa: E731
+    lx, ly, size = ex - mx, ey - my, len(mx)
+    total = 0.0
+    for i in range(size):
+        others = [j for j in range(size) if j != i]
+        mean = 2 * (1 - cos(mx[i], my[i]))
+        mean += sum(max(0.0, cos(mx[i], mx[j])) + max(0.0, cos(my[i], my[j])) for j in others) / len(others)
+        lang = sum(2 - cos(lx[i], lx[j]) - cos(ly[i], ly[j]) for j in others) / len(others)
+        total += mean + weight * lang
+    return total / size
+
+
+def paper_inter_loss(mx: np.ndarray, my: np.ndarray, ex: np.ndarray, ey: np.ndarray) -> float:
+    """L_cross + L_sep with j the pair before i (the batch rolled by one), loop by loop."""
+    cos = lambda a, b: cosine_matrix(a[None], b[None])[0, 0]  # noqa: E731
+    lx, ly, size = ex - mx, ey - my, len(mx)
+    total = 0.0
+    for i in range(size):
+        j = (i - 1) % size
+        cross = 4 - cos(ex[i], my[i] + lx[i]) - cos(ey[i], mx[i] + ly[i])
+        cross -= cos(ex[i], mx[i] + lx[j]) + cos(ey[i], my[i] + ly[j])
+        total += cross + max(0.0, cos(mx[i], lx[i])) + max(0.0, cos(my[i], ly[i]))
+    return total / size
+
+
+def four_parts(size: int, dim: int, seed: int) -> list[np.ndarray]:
+    return [random_rows(size, dim, seed=seed + offset) for offset in range(4)]
+
+
+@pytest.mark.parametrize(("size", "dim"), [(2, 3), (5, 8), (12, 16)])
+@pytest.mark.parametrize("weight", [1.0, 0.3])
+def test_the_intra_component_loss_matches_the_paper_equations(size, dim, weight):
+    parts = four_parts(size, dim, seed=40)
+    loss = meaning_component_loss(*map(as_tensor, parts), language_weight=weight)
+    assert loss.item() == pytest.approx(paper_intra_loss(*parts, weight), rel=1e-4, abs=1e-5)
+
+
+@pytest.mark.parametrize(("size", "dim"), [(2, 3), (5, 8), (12, 16)])
+def test_the_inter_component_loss_matches_the_paper_equations(size, dim):
+    parts = four_parts(size, dim, seed=50)
+    loss = component_interaction_loss(*map(as_tensor, parts))
+    assert loss.item() == pytest.approx(paper_inter_loss(*parts), rel=1e-4, abs=1e-5)
+
+
+def test_identical_meaning_parts_of_a_pair_cost_nothing_in_the_first_term():
+    rows = random_rows(1, 6, seed=60)
+    one = as_tensor(rows)
+    assert meaning_component_loss(one, one, one, one).item() == pytest.approx(0.0, abs=1e-6)  # one pair: no j
+    size = 6
+    embeddings = random_rows(size, 6, seed=61)
+    same = as_tensor(embeddings)
+    # identity map, x = y: the pair term is 0, the language parts are zero (cosine 0), so L_lang is 2
+    expected = paper_intra_loss(embeddings, embeddings, embeddings, embeddings, 1.0)
+    assert meaning_component_loss(same, same, same, same).item() == pytest.approx(expected, rel=1e-5)
+    others = cosine_matrix(embeddings, embeddings)[~np.eye(size, dtype=bool)]
+    assert expected == pytest.approx(2 * np.maximum(others, 0).mean() + 2.0, rel=1e-5)
+
+
+def test_both_constraints_are_the_weighted_sum_of_the_two_families():
+    parts = [as_tensor(part) for part in four_parts(6, 5, seed=70)]
+    intra, inter = meaning_component_loss(*parts, language_weight=0.5), component_interaction_loss(*parts)
+    both = language_bias_loss(*parts, intra_weight=2.0, inter_weight=0.25, language_weight=0.5)
+    assert both.item() == pytest.approx(2.0 * intra.item() + 0.25 * inter.item(), rel=1e-5)
+    assert language_bias_loss(*parts, inter_weight=0.0).item() == pytest.approx(
+        meaning_component_loss(*parts).item(), rel=1e-6
+    )
+
+
+def test_the_identity_map_gets_a_finite_gradient_of_every_loss():
+    embeddings = as_tensor(random_rows(8, 6, seed=80))
+    for constraints in ("intra", "inter", "both"):
+        weight = torch.eye(6, requires_grad=True)
+        meaning = embeddings @ weight.T
+        loss = language_bias_loss(
+            meaning[:4],
+            meaning[4:],
+            embeddings[:4],
+            embeddings[4:],
+            **dict(zip(("intra_weight", "inter_weight"), constraint_weights(constraints), strict=True)),
+        )
+        loss.backward()
+        assert torch.isfinite(loss) and torch.isfinite(weight.grad).all(), constraints
+
+
+def meaning_model(word_model):
+    return SentenceTransformer(modules=[word_model[0], Normalize(), MeaningMap(16)], device="cpu")
+
+
+def test_the_language_bias_losses_read_both_parts_from_the_model(word_model):
+    model = meaning_model(word_model)
+    with torch.no_grad():
+        model[2].linear.weight.mul_(0.5).add_(torch.full((16, 16), 0.05))
+    english, german = ["the cat sat", "on the mat", "hello world"], ["cat the sat", "mat on", "world hello"]
+    features = [model[0].preprocess(english), model[0].preprocess(german)]
+    full = [word_model.encode(texts, normalize_embeddings=True) for texts in (english, german)]
+    weight = model[2].weight.detach().numpy()
+    parts = [full[0] @ weight.T, full[1] @ weight.T, *full]
+    assert MeaningComponentLoss(model, language_weight=0.5)(features, None).item() == pytest.approx(
+        paper_intra_loss(*parts, 0.5), rel=1e-4
+    )
+    features = [model[0].preprocess(english), model[0].preprocess(german)]
+    assert ComponentInteractionLoss(model)(features, None).item() == pytest.approx(paper_inter_loss(*parts), rel=1e-4)
+
+
+def test_the_language_bias_losses_need_a_meaning_map_and_two_columns(word_model):
+    for loss_class in (MeaningComponentLoss, ComponentInteractionLoss, LanguageBiasLoss):
+        with pytest.raises(ValueError, match="ends with st_static's MeaningMap"):
+            loss_class(word_model)
+    model = meaning_model(word_model)
+    features = model[0].preprocess(["the cat", "the mat"])
+    with pytest.raises(ValueError, match="exactly two text columns"):
+        LanguageBiasLoss(model)([features], None)
+    with pytest.raises(ValueError, match="constraints must be one of"):
+        LanguageBiasLoss(model, constraints="all")
+    with pytest.raises(ValueError, match="language_weight"):
+        MeaningComponentLoss(model, language_weight=-1.0)
+
+
+def test_the_language_bias_losses_follow_the_sentence_transformers_conventions(word_model):
+    model = meaning_model(word_model)
+    assert MeaningComponentLoss(model, language_weight=0.5).get_config_dict() == {"language_weight": 0.5}
+    assert LanguageBiasLoss(model, constraints="inter").get_config_dict() == {
+        "constraints": "inter",
+        "language_weight": 1.0,
+        "intra_weight": 0.0,
+        "inter_weight": 1.0,
+    }
+    for loss_class in (MeaningComponentLoss, ComponentInteractionLoss, LanguageBiasLoss):
+        loss_module = loss_class(model)
+        assert loss_module.model is model
+        assert "Mitigating Language Bias in Multilingual Sentence Embeddings" in loss_module.citation
+        doc = loss_class.__init__.__doc__
+        for section in ("Args:", "References:", "Requirements:", "Inputs:", "Relations:", "Example:"):
+            assert section in doc, (loss_class.__name__, section)
+        assert "SentenceTransformerTrainer" in doc

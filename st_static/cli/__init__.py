@@ -6,6 +6,7 @@ from st_static.cli import (  # noqa: F401  (register the commands)
     build,
     card,
     compress,
+    disentangle,
     embed,
     evaluate,
     extend,

@@ -28,6 +28,48 @@ def _first_lines(path: Path, count: int) -> list[str]:
     return lines
 
 
+def _parse_weights(text: str) -> list[float]:
+    """``--weights 2,1,1`` as floats."""
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise fail(f"--weights {text!r}: expected comma-separated numbers, e.g. 2,1,1.") from None
+
+
+def _member_name(name: str) -> str:
+    """How a member is recorded: a folder by its name (never a path of this machine), else as given."""
+    return Path(name).name if Path(name).is_dir() else name
+
+
+FOLD_EVALUATION_TASKS = "stsb-en-test,sick-dev,bbc-news-*,chatterbot-qa-en,rotten-tomatoes-sentiment"
+
+
+def _with_fold_differences(folded: object, exact: object, data: Path) -> object:
+    """``folded`` with folded-minus-exact scores (stsb-en-test, sick-dev, the English task mean) in its metadata."""
+    from st_static.evaluation.suite import task_evaluator
+    from st_static.evaluation.task_files.summary import task_mean
+
+    evaluate = task_evaluator(data, FOLD_EVALUATION_TASKS)
+    typer.echo("scoring the exact and the folded ensemble (--eval-data) ...")
+    scores = [evaluate(model) for model in (exact, folded)]
+    differences = {
+        task: round(scores[1][task]["score"] - scores[0][task]["score"], 2)
+        for task in ("stsb-en-test", "sick-dev")
+        if task in scores[0]
+    }
+    means = [task_mean(results) for results in scores]
+    if None not in means:
+        differences["English task mean"] = round(means[1] - means[0], 2)
+    for task, value in differences.items():
+        typer.echo(f"  {task}: folded - exact = {value:+.2f}")
+    module = folded[0]  # type: ignore[index]
+    ensemble_record = module.metadata.ensemble
+    module.metadata.ensemble = ensemble_record.updated(
+        folded=ensemble_record.folded.updated(score_differences=differences)
+    )
+    return folded
+
+
 def _megabytes(num_bytes: int) -> str:
     return f"{num_bytes / 1e6:.2f} MB"
 
@@ -35,7 +77,12 @@ def _megabytes(num_bytes: int) -> str:
 @command()
 def compress(
     models: Annotated[
-        list[str], typer.Argument(help="Model folder(s) or Hub repo id(s); two or more make an ensemble.")
+        list[str],
+        typer.Argument(
+            help="Model folder(s) or Hub repo id(s); two or more make an ensemble. An ensemble member may be any "
+            "static model: a st-static table, a model2vec folder, a sentence-transformers StaticEmbedding folder, "
+            "or wordllama:CONFIG:DIM (a table packaged with the wordllama library, e.g. wordllama:l2_supercat:256)."
+        ),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write (replaced atomically if it exists).")],
     storage: Annotated[
@@ -58,6 +105,10 @@ def compress(
         list[float] | None,
         typer.Option("--weight", "-w", help="Ensemble weight of each model, in order (repeat the option)."),
     ] = None,
+    weights: Annotated[
+        str | None,
+        typer.Option("--weights", help="Ensemble weights of all models at once, comma-separated (e.g. 2,1,1)."),
+    ] = None,
     fold_norms: Annotated[
         Path | None,
         typer.Option(
@@ -65,6 +116,14 @@ def compress(
             help="Ensembles: fold the per-member normalisation into the table, scaled by the members' mean norms "
             "over the first 20,000 lines of this text file (e.g. the training corpus), so that the ensemble loads "
             "with a bare SentenceTransformer(path).",
+        ),
+    ] = None,
+    eval_data: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval-data",
+            help="With --fold-norms: score the exact ensemble and the folded one on this data folder's stsb-en-test, "
+            "sick-dev and English task files, and record folded minus exact in the metadata (the card says it).",
         ),
     ] = None,
     force: Annotated[
@@ -86,19 +145,29 @@ def compress(
         prune_vocabulary,
         quantize,
         read_frequencies,
+        read_member,
         truncate_dimensions,
     )
+    from st_static.errors import MissingExtraError
     from st_static.files import check_destination
     from st_static.model.save_load import holds_st_static_output, load_model, save_model
 
     if storage not in STORAGE_FORMATS:
         raise fail(f"unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")
+    if weights is not None:
+        if weight:
+            raise fail("give the ensemble weights with --weights or with --weight, not both.")
+        weight = _parse_weights(weights)
     if weight and len(weight) != len(models):
         raise fail(f"got {len(weight)} --weight value(s) for {len(models)} model(s).")
     if frequencies is not None and vocab_size is None:
         raise fail("--frequencies only applies with --vocab-size.")
     if fold_norms is not None and len(models) < 2:
         raise fail("--fold-norms only applies to an ensemble (two or more models).")
+    if eval_data is not None and fold_norms is None:
+        raise fail("--eval-data only applies with --fold-norms (it measures what folding costs).")
+    if eval_data is not None and not eval_data.is_dir():
+        raise fail(f"--eval-data {eval_data}: not a folder.")
     inputs = [*(name for name in models if Path(name).exists()), frequencies, fold_norms]
     check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     norm_texts = _first_lines(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
@@ -107,17 +176,22 @@ def compress(
     except ValueError as error:
         raise fail(str(error)) from error
     try:
-        loaded = [load_model(name) for name in models]
-        model = ensemble(loaded, weight) if len(loaded) > 1 else loaded[0]
+        if len(models) > 1:
+            model = ensemble([read_member(name) for name in models], weight, names=[_member_name(n) for n in models])
+        else:
+            model = load_model(models[0])
         if norm_texts is not None:
+            exact = model
             model = fold_block_normalization(model, norm_texts)
+            if eval_data is not None:
+                model = _with_fold_differences(model, exact, eval_data)
         if vocab_size is not None:
             model = prune_vocabulary(model, vocab_size, ranking)
         if dim is not None:
             model = truncate_dimensions(model, dim)
         model = quantize(model, storage)
         destination = save_model(model, output, force=force, inputs=inputs)
-    except ValueError as error:  # the compression functions' argument checks (a --dim too large, ...)
+    except (ValueError, MissingExtraError) as error:  # the compression functions' argument checks, a missing extra
         raise fail(str(error)) from error
 
     inputs = sum(folder_size(name) for name in models if Path(name).is_dir())

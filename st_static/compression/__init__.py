@@ -8,13 +8,9 @@ ensembles need st-static (:func:`st_static.load_model`) unless their block norms
 
 from __future__ import annotations
 
-from st_static.compression.ensemble import (
-    BlockNormalize,
-    ensemble,
-    fold_block_normalization,
-    member_view,
-    union_vocabulary,
-)
+from st_static.compression.ensemble import BlockNormalize, ensemble, fold_block_normalization, union_vocabulary
+from st_static.compression.member_loading import read_member
+from st_static.compression.members import TokenTable, member_view, read_token_table
 from st_static.compression.model_parts import float_pipeline, to_float32
 from st_static.compression.pruning import frequency_order, prune_vocabulary, read_frequencies
 from st_static.compression.quantization import folder_size, quantize
@@ -26,6 +22,7 @@ __all__ = [
     "BlockNormalize",
     "CompactStaticWordAverage",
     "QuantizedTable",
+    "TokenTable",
     "ensemble",
     "float_pipeline",
     "fold_block_normalization",
@@ -36,6 +33,8 @@ __all__ = [
     "quantize",
     "quantize_table",
     "read_frequencies",
+    "read_member",
+    "read_token_table",
     "to_float32",
     "truncate_dimensions",
     "union_vocabulary",

@@ -1,26 +1,32 @@
-"""Ensembles of static models (Wada et al., 2025, Appendix D): one table, one look-up per word.
+"""Ensembles of static models (Wada et al., 2025, Appendix D; the Japanese version's equation 1): one table, one
+look-up per word.
 
-For member tables ``E_1 .. E_J`` and weights ``lambda_i``, a text ``z`` is embedded as
+For member models ``E_1 .. E_J`` and weights ``lambda_i``, a text ``z`` is embedded as
 
     f(z) = [ sqrt(lambda_i / sum(lambda)) * f_i(z) / ||f_i(z)|| ]_{i=1..J},   f_i(z) = mean of E_i over z,
 
-so ``f(z) . f(z')`` is the lambda-weighted average of the members' cosine similarities. The members' rows are
-concatenated into one table over the union of their vocabularies (one row per token, as for a single
-model), and :class:`BlockNormalize` normalises each member's block of the averaged vector.
-
-Words a member does not know: each member's block of a union word is what that member itself reads for the
-word: its own row, the row of its longest known prefix, or zero when it drops the word. For words separated
-by spaces the ensemble's block ``i`` is therefore exactly member ``i``'s embedding, and the identity above
-is exact. (Scripts without spaces are segmented with the union vocabulary, which can split a run
-differently than a member would.)
+so ``f(z) . f(z')`` is the lambda-weighted average of the members' cosine similarities. Members may be any static
+model (:mod:`st_static.compression.members`: st-static tables, model2vec and ``StaticEmbedding`` folders, WordLlama).
+Their rows are laid out in one table over the union of their keys: the words of the st-static and WordPiece members,
+their ``##`` subword pieces, their symbols (as fallback rows) and the empty text. Member ``i``'s block of a key is
+what member ``i`` reads for that key on its own: its row, the sum of its subword rows through its own tokenizer
+(a subword member), its longest known prefix and pieces (a st-static table), or zero when it drops the key. A text's
+block ``i`` is then member ``i``'s sum of rows over the text divided by the ensemble's count of keys, and the count
+cancels in the block's norm: for a text the ensemble cuts where the member cuts it (known words, symbols), block
+``i`` has exactly the direction of member ``i``'s own embedding, and the identity above is exact. Words no member
+knows whole are cut into a prefix and pieces by the union, which can differ from a member's own cut
+(``benchmarks.ensembles`` measures the agreement). :class:`BlockNormalize` normalises each member's block of the
+averaged vector.
 
 Saving: the table is a plain ``StaticEmbedding``; ``BlockNormalize`` is an st-static module. The per-block
-normalisation happens per text after averaging, so it cannot be folded into the table, and no
+normalisation happens per text after averaging, so it cannot be folded into the table exactly, and no
 sentence-transformers module computes norms of parts of a vector (``Normalize`` and ``LayerNorm`` act on the
-whole vector, ``Dense`` is linear plus an element-wise activation). An ensemble folder therefore loads with
+whole vector, ``Dense`` is linear plus an element-wise activation). An exact ensemble folder therefore loads with
 :func:`st_static.load_model` (``trust_remote_code`` stays off), or with
 ``SentenceTransformer(path, trust_remote_code=True)`` where st-static is installed; a bare
 ``SentenceTransformer(path)`` refuses it with a message asking for ``trust_remote_code``.
+:func:`fold_block_normalization` gives the plain table (per-member scales folded in, ST's ``Normalize``) that a bare
+``SentenceTransformer(path)`` and model2vec load.
 """
 
 from __future__ import annotations
@@ -28,18 +34,42 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Module, Normalize
+from tokenizers import Tokenizer
 from torch import nn
 
+from st_static.compression.members import (
+    MemberReader,
+    StaticTableReader,
+    TokenTable,
+    is_word_key,
+    member_reader,
+)
 from st_static.compression.model_parts import float_pipeline, rebuild
 from st_static.compression.pruning import continuation_characters, max_word_chars
 from st_static.model.metadata import EnsembleMember, EnsembleRecord, FoldedNormsRecord, ModelMetadata
 from st_static.model.static_word_average import StaticWordAverage, check_texts
-from st_static.model.tokenization import build_word_tokenizer
+from st_static.model.tokenization import (
+    DEFAULT_MAX_WORD_CHARS,
+    TRAINING_FORM,
+    FallbackLayout,
+    add_fallback_layout,
+    add_piece_layout,
+    build_word_tokenizer,
+    fallback_characters_of,
+    fallback_layout,
+    is_fallback_character,
+    is_lowercase_tokenizer,
+    is_piece,
+    piece_rows_of,
+    pieces_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -103,25 +133,6 @@ class BlockNormalize(Module):
 BlockNormalize.__module__ = "st_static.compression"
 
 
-def _member_pipeline(model: SentenceTransformer, index: int) -> StaticWordAverage:
-    module, rest = float_pipeline(model)
-    if module.fallback is not None:
-        logger.warning(
-            "Ensemble member %d has fallback rows; the ensemble is built without them (BlockNormalize would give a "
-            "member that knows no word of a text its fallback vector at full weight). Add them to the folded "
-            "ensemble with st_static.add_fallback_rows.",
-            index,
-        )
-        module = module.without_fallback()
-    if not all(isinstance(later, Normalize) for later in rest):
-        names = ", ".join(type(later).__name__ for later in rest)
-        raise ValueError(
-            f"Ensemble member {index} has modules after its table other than Normalize ({names}); members must be "
-            "plain static models (a table, optionally followed by Normalize)."
-        )
-    return module
-
-
 def union_vocabulary(vocabularies: Sequence[Sequence[str]]) -> list[str]:
     """Merge vocabularies, ordering each word by its best row across members (then by member order).
 
@@ -137,24 +148,6 @@ def union_vocabulary(vocabularies: Sequence[Sequence[str]]) -> list[str]:
     return sorted(best, key=best.__getitem__)
 
 
-def member_view(module: StaticWordAverage, words: Sequence[str]) -> torch.Tensor:
-    """What ``module`` reads for each word on its own: the sum of the rows its tokenizer gives the word.
-
-    One row for a known word or its longest known prefix, zero for a dropped word, several rows for a run of a
-    space-less script the member segments further.
-    """
-    rows, offsets = module.token_ids(list(words))
-    module.sync_token_rows()
-    with torch.no_grad():
-        return nn.functional.embedding_bag(
-            torch.from_numpy(rows),
-            module.embedding.weight.detach().cpu(),
-            torch.from_numpy(offsets),
-            mode="sum",
-            padding_idx=module.num_words,
-        )
-
-
 def shared_value(values: Sequence[Any]) -> Any:
     """The value every member records alike (e.g. the corpus all members were distilled on), else ``None``."""
     if not values or values[0] is None or any(value != values[0] for value in values):
@@ -162,18 +155,124 @@ def shared_value(values: Sequence[Any]) -> Any:
     return values[0]
 
 
-def ensemble(models: Sequence[SentenceTransformer], weights: Sequence[float] | None = None) -> SentenceTransformer:
+@dataclass(frozen=True)
+class UnionKeys:
+    """The keys of an ensemble's table: its tokenizer, and which key each row holds."""
+
+    tokenizer: Tokenizer
+    words: list[str]
+    pieces: list[str]
+    characters: list[str]
+    piece_rows: range
+    fallback: FallbackLayout | None
+
+
+def union_keys(readers: Sequence[MemberReader]) -> UnionKeys:
+    """One word tokenizer over every member's words, pieces and symbols (the latter as fallback rows)."""
+    words = union_vocabulary([[word for word in reader.words if is_word_key(word)] for reader in readers])
+    characters: set[str] = set()
+    for reader in readers:
+        if isinstance(reader, StaticTableReader):
+            characters |= continuation_characters(reader.module.tokenizer)
+        else:
+            characters |= reader.letters
+    max_chars = max(
+        (max_word_chars(reader.module.tokenizer) for reader in readers if isinstance(reader, StaticTableReader)),
+        default=DEFAULT_MAX_WORD_CHARS,
+    )
+    tokenizer = build_word_tokenizer(words, extra_characters=characters, max_word_chars=max_chars)
+    lowercase = is_lowercase_tokenizer(tokenizer)
+    known = set(words)
+    pieces = list(
+        dict.fromkeys(
+            piece
+            for reader in readers
+            for piece in reader.pieces
+            if is_piece(piece, lowercase, form=TRAINING_FORM) and is_piece(piece, lowercase)
+        )
+    )
+    if pieces:
+        tokenizer = add_piece_layout(tokenizer, pieces)
+    symbols = list(
+        dict.fromkeys(
+            character
+            for reader in readers
+            for character in reader.characters
+            if character not in known
+            and is_fallback_character(character, lowercase, form=TRAINING_FORM)
+            and is_fallback_character(character, lowercase)
+        )
+    )
+    tokenizer = add_fallback_layout(tokenizer, symbols)
+    return UnionKeys(
+        tokenizer,
+        words,
+        pieces_of(tokenizer),
+        fallback_characters_of(tokenizer),
+        piece_rows_of(tokenizer),
+        fallback_layout(tokenizer),
+    )
+
+
+def member_block(reader: MemberReader, keys: UnionKeys) -> torch.Tensor:
+    """Member ``reader``'s block of the union table: what it reads, alone, for every key of ``keys``."""
+    num_rows = len(keys.words) + len(keys.pieces) + (keys.fallback.num_rows if keys.fallback else 0)
+    block = np.zeros((num_rows, reader.embedding_dim), dtype=np.float32)
+    block[: len(keys.words)] = reader.word_rows(keys.words)
+    if keys.pieces:
+        block[keys.piece_rows.start : keys.piece_rows.stop] = reader.piece_rows(keys.pieces)
+    if keys.fallback is not None:
+        block[keys.fallback.sentinel_row] = reader.empty_text_row()
+        if keys.characters:
+            rows = keys.fallback.character_rows
+            block[rows.start : rows.stop] = reader.character_rows(keys.characters)
+    return torch.from_numpy(block)
+
+
+def _member_record(reader: MemberReader, name: str) -> EnsembleMember:
+    if isinstance(reader, TokenTable):
+        return EnsembleMember(
+            name=name,
+            kind=reader.kind,
+            license=reader.license,
+            vocab_size=len(reader.token_vectors),
+            embedding_dim=reader.embedding_dim,
+        )
+    record = reader.module.metadata
+    return EnsembleMember(
+        name=name,
+        kind="st-static",
+        license=record.license,
+        teacher=record.teacher,
+        stages=record.stages,
+        vocab_size=record.vocab_size,
+        num_words=reader.module.num_words,
+        embedding_dim=reader.embedding_dim,
+    )
+
+
+def ensemble(
+    models: Sequence[SentenceTransformer | TokenTable],
+    weights: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+) -> SentenceTransformer:
     """Combine static models into one whose dot product is the weighted average of the members' cosines.
 
+    Members may be st-static tables or any other static model read as a :class:`~st_static.compression.members.
+    TokenTable` (model2vec, ``StaticEmbedding``, WordLlama: :func:`~st_static.compression.member_loading.read_member`).
+
     Args:
-        models: Two or more static ``SentenceTransformer`` models (a table, optionally followed by
-            ``Normalize``); vocabularies and dimensions may differ. Compressed members are dequantised.
+        models: Two or more static models: st-static ``SentenceTransformer`` models (a table, optionally followed by
+            ``Normalize``) or token tables; vocabularies, tokenizers and dimensions may differ. Compressed members
+            are dequantised.
         weights: The ``lambda_i`` of each member (default: all 1); the paper's best English ensemble gives its
             own model 2 and the others 1.
+        names: How each member was given (recorded in the metadata and on the card); default ``member-i``.
 
     Returns:
-        ``[StaticWordAverage over the union vocabulary, BlockNormalize]``; save it with
-        ``st_static.model.save_load.save_model`` and load it with ``st_static.load_model``.
+        ``[StaticWordAverage over the union keys, BlockNormalize]``; save it with
+        ``st_static.model.save_load.save_model`` and load it with ``st_static.load_model``, or fold its norms
+        (:func:`fold_block_normalization`) for a bare load.
 
     Raises:
         ValueError: With fewer than two members, a member with other modules, or bad weights.
@@ -181,22 +280,19 @@ def ensemble(models: Sequence[SentenceTransformer], weights: Sequence[float] | N
     models = list(models)
     if len(models) < 2:
         raise ValueError(f"An ensemble needs at least two models, got {len(models)}.")
-    members = [_member_pipeline(model, index) for index, model in enumerate(models)]
-    block_dims = [member.embedding_dim for member in members]
+    names = list(names) if names is not None else [f"member-{index}" for index in range(len(models))]
+    if len(names) != len(models):
+        raise ValueError(f"Got {len(names)} names for {len(models)} members.")
+    readers = [member_reader(model, name) for model, name in zip(models, names, strict=True)]
+    block_dims = [reader.embedding_dim for reader in readers]
     normalize = BlockNormalize(block_dims, weights)
-    words = union_vocabulary([member.vocabulary for member in members])
-    table = torch.cat([member_view(member, words) for member in members], dim=1)
-    characters: set[str] = set()
-    for member in members:
-        characters |= continuation_characters(member.tokenizer)
-    tokenizer = build_word_tokenizer(
-        words,
-        extra_characters=characters,
-        max_word_chars=max(max_word_chars(member.tokenizer) for member in members),
-    )
-    recorded = [member.metadata for member in members]
+    keys = union_keys(readers)
+    table = torch.cat([member_block(reader, keys) for reader in readers], dim=1)
+    # What the st-static members record alike (other members record nothing): their languages choose the evaluation
+    # tasks; their corpus, sentences and data licence describe their tables (the card lists every member's licence).
+    recorded = [reader.module.metadata for reader in readers if isinstance(reader, StaticTableReader)]
     metadata = ModelMetadata(
-        vocab_size=len(words),
+        vocab_size=len(keys.words),
         stages=["ensemble"],
         languages=shared_value([record.languages for record in recorded]),
         corpus=shared_value([record.corpus for record in recorded]),
@@ -205,20 +301,14 @@ def ensemble(models: Sequence[SentenceTransformer], weights: Sequence[float] | N
         ensemble=EnsembleRecord(
             block_dims=block_dims,
             block_weights=normalize.block_weights,
-            members=[
-                EnsembleMember(
-                    teacher=record.teacher,
-                    stages=record.stages,
-                    vocab_size=record.vocab_size,
-                    num_words=member.num_words,
-                    embedding_dim=member.embedding_dim,
-                )
-                for member, record in zip(members, recorded, strict=True)
-            ],
+            members=[_member_record(reader, name) for reader, name in zip(readers, names, strict=True)],
         ),
     )
-    module = StaticWordAverage(tokenizer, table, metadata=metadata)
-    return rebuild(models[0], [module, normalize])
+    module = StaticWordAverage(keys.tokenizer, table, metadata=metadata)
+    template = next((model for model in models if isinstance(model, SentenceTransformer)), None)
+    if template is None:
+        template = SentenceTransformer(modules=[module], device="cpu")
+    return rebuild(template, [module, normalize])
 
 
 def fold_block_normalization(model: SentenceTransformer, texts: Sequence[str]) -> SentenceTransformer:

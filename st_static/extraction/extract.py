@@ -361,4 +361,8 @@ def _gather_targets(
         shard = np.load(folder / f"targets-rank{other}.npy", mmap_mode="r")
         for number in range(other, len(batches), world_size):
             combined[batches[number].indices] = shard[batches[number].indices]
+        del shard
+    # No rank goes on (rank 0 then publishes the stage folder, moving these files) before every rank has read them:
+    # without this, rank 1 once found targets-rank0.npy gone (issue 67).
+    torch.distributed.barrier()
     return combined

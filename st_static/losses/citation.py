@@ -1,4 +1,4 @@
-"""The BibTeX entry of the paper whose method this package implements (used by the losses and the model cards)."""
+"""The BibTeX entries of the papers whose methods this package implements (used by the losses and the model cards)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,14 @@ WADA_2025_BIBTEX = """
     archivePrefix = "arXiv",
 }
 """
+
+NONOMURA_2026_BIBTEX = """
+@misc{nonomura-etal-2026-language-bias,
+    title = "Mitigating Language Bias in Multilingual Sentence Embeddings for Cross-Lingual Similarity Estimation",
+    author = "Nonomura, Kanade and Fukushima, Keita and Kondo, Risa and Kajiwara, Tomoyuki",
+    year = "2026",
+    note = "Ehime University and The University of Osaka",
+}
+"""
+"""The disentangler's paper (:mod:`st_static.losses.language_bias`); its text names no venue, and its year is that of
+the newest work it cites."""

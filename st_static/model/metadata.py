@@ -8,7 +8,7 @@ Every field is optional (``None`` when the model does not record it): a model ma
 itself, and a build adds keys stage by stage. ``to_dict`` writes only the keys that are set, plus ``extra``: the
 keys this st-static does not know (a newer one may have written them), kept and written back unchanged, together
 with known keys that held ``null``. The nested records (``pca``, ``training``, ``speed``, ``pruning``, ``ensemble``
-and its ``members`` and ``folded``, ``fallback``, the ``extend`` entries) work the same way.
+and its ``members`` and ``folded``, ``fallback``, the ``extend`` entries, ``meaning_map``) work the same way.
 """
 
 from __future__ import annotations
@@ -128,6 +128,11 @@ def _parse_value(value: object, hint: Any, key: str) -> Any:
             raise _WrongType(key, "a list", value)
         (item_hint,) = get_args(hint)
         return [_parse_value(item, item_hint, f"{key}[{index}]") for index, item in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, Mapping) or not all(isinstance(name, str) for name in value):
+            raise _WrongType(key, "a JSON object", value)
+        _, item_hint = get_args(hint)
+        return {name: _parse_value(item, item_hint, f"{key}.{name}") for name, item in value.items()}
     if hint is Any:
         return value
     if hint is float:
@@ -300,12 +305,40 @@ class PiecesRecord(_Record):
 
 
 @dataclass(kw_only=True, repr=False)
+class MeaningMapRecord(_Record):
+    """``meaning_map``: the disentangler's meaning map folded into the table
+    (:func:`st_static.training.disentangle_table`): every row ``r`` became ``W r``, so the table holds the meaning
+    parts of its texts."""
+
+    constraints: str | None = None
+    """``intra``, ``inter`` or ``both``: the constraint families it was trained with."""
+    language_weight: float | None = None
+    """The weight of ``L_lang`` within the intra-component constraints."""
+    languages: list[str] | None = None
+    """The languages of its translation pairs, the pivot first."""
+    files: list[str] | None = None
+    """The translation-pair files' names (never their paths)."""
+    pairs: int | None = None
+    """Translation pairs it trained on (the validation pairs not counted)."""
+    validation_pairs: int | None = None
+    epochs: int | None = None
+    """Epochs it ran (early stopping included)."""
+    best_epoch: int | None = None
+    """The epoch of the lowest validation loss, whose map was folded in (0: the identity)."""
+    best_validation_loss: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
 class FoldedNormsRecord(_Record):
     """``ensemble.folded``: the per-block scales :func:`st_static.compression.fold_block_normalization` folded in."""
 
     block_scales: list[float] | None = None
     texts: int | None = None
     """How many texts the block norms were measured on."""
+    score_differences: dict[str, float] | None = None
+    """Folded minus exact (per-member normalisation) on evaluation tasks, x100, where measured
+    (``st-static compress --fold-norms ... --eval-data``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -313,6 +346,11 @@ class FoldedNormsRecord(_Record):
 class EnsembleMember(_Record):
     """One entry of ``ensemble.members``: what an ensemble keeps of a member model."""
 
+    name: str | None = None
+    """The member as it was given: a folder's name, a Hub repo id or ``wordllama:CONFIG:DIM``."""
+    kind: str | None = None
+    """``st-static``, ``model2vec``, ``static-embedding`` or ``wordllama``."""
+    license: str | None = None
     teacher: str | None = None
     stages: list[str] | None = None
     vocab_size: int | None = None
@@ -380,6 +418,8 @@ class ModelMetadata(_Record):
     pieces: PiecesRecord | None = None
     extend: list[ExtendRecord] | None = None
     """What each :func:`st_static.extend` added, in order."""
+    meaning_map: MeaningMapRecord | None = None
+    """The disentangler's meaning map folded into the table (``st-static disentangle``, ``build --disentangle``)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this st-static does not know (and known keys that held ``null``), written back unchanged."""
 

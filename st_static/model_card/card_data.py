@@ -16,6 +16,7 @@ from sentence_transformers.sentence_transformer.model_card import SentenceTransf
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.files import file_sha256, write_text_atomically
+from st_static.losses.citation import NONOMURA_2026_BIBTEX
 from st_static.model.empty_text import with_empty_text_dense
 from st_static.model.inference import static_module
 from st_static.model.languages import has_spaceless_language, language_name
@@ -262,16 +263,18 @@ class StaticModelCardData(SentenceTransformerModelCardData):
         if self.preview:
             model_string = re.sub(r"num_words=\d+", "num_words=TBD", data.get("model_string", ""))
             data["model_string"] = re.sub(r"lowercase=(True|False)", "lowercase=TBD", model_string)
-        data["citations"] = self._citations(loss)
+        data["citations"] = self._citations(loss, disentangled=metadata.meaning_map is not None)
         if evaluation is not None or evaluation_error:
             self._add_evaluation(data, evaluation, evaluation_error)
         return data
 
-    def _citations(self, loss: str | None) -> dict[str, str]:
+    def _citations(self, loss: str | None, disentangled: bool = False) -> dict[str, str]:
         citations = dict(self.citations) or {"Sentence Transformers": SENTENCE_TRANSFORMERS_CITATION}
         if not any("wada-etal-2025-static" in citation for citation in citations.values()):
             name = "Static Word Embeddings (Wada et al., 2025)" + (f" and {loss}" if loss else "")
             citations[name] = WADA_2025_CITATION
+        if disentangled and not any("nonomura-etal-2026" in citation for citation in citations.values()):
+            citations["The meaning map (Nonomura et al.)"] = NONOMURA_2026_BIBTEX
         return citations
 
     def _add_evaluation(self, data: dict[str, Any], evaluation: dict[str, Any] | None, error: str | None) -> None:

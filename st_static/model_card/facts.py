@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from st_static.losses.citation import WADA_2025_BIBTEX
-from st_static.model.metadata import EnsembleRecord, ExtendRecord, ModelMetadata, PCARecord, TrainingRecord
+from st_static.model.metadata import (
+    EnsembleMember,
+    EnsembleRecord,
+    ExtendRecord,
+    MeaningMapRecord,
+    ModelMetadata,
+    PCARecord,
+    TrainingRecord,
+)
 from st_static.teachers import LICENSE_NOTICES, describe_license, find_teacher, is_repo_id
 
 CARD_FILE_NAME = "README.md"
@@ -41,6 +49,7 @@ STAGE_TITLES = {
     "contrastive": "Bilingual contrastive learning",
     "ensemble": "Ensemble",
     "extend": "Extend",
+    "disentangle": "Meaning parts (language bias removed)",
 }
 TRAINING_KEY_ORDER = ("loss", "steps", "batch_size", "learning_rate", "temperature", "best_validation_loss")
 
@@ -81,7 +90,10 @@ def metadata_teacher(metadata: ModelMetadata) -> TeacherInfo:
     members = (metadata.ensemble.members if metadata.ensemble else None) or []
     if metadata.teacher or not members:
         return describe_teacher(metadata.teacher)
-    teachers = tuple(describe_teacher(member.teacher) for member in members)
+    teachers = tuple(
+        describe_teacher(member.teacher) if member.teacher else TeacherInfo(member.name, None, member.license)
+        for member in members
+    )
     licenses = {teacher.license for teacher in teachers}
     name = " + ".join((teacher.name or "unrecorded").split("/")[-1] for teacher in teachers)
     return TeacherInfo(name, None, licenses.pop() if len(licenses) == 1 else None, teachers)
@@ -189,6 +201,7 @@ def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
         ),
         "ensemble": _ensemble_phrase(metadata.ensemble or EnsembleRecord()),
         "extend": _extend_phrase(metadata.extend or []),
+        "disentangle": _meaning_map_phrase(metadata.meaning_map or MeaningMapRecord()),
         "contrastive": (
             f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
@@ -205,17 +218,43 @@ def _or(value: Any, default: str) -> Any:
     return default if value is None else value
 
 
+MEMBER_KINDS = {
+    "st-static": "st-static table",
+    "model2vec": "model2vec model",
+    "static-embedding": "sentence-transformers StaticEmbedding",
+    "wordllama": "WordLlama table",
+}
+
+
+def _member_phrase(member: EnsembleMember) -> str:
+    """One member: its name, or its teacher for a st-static table; kind, dimensions and licence where recorded."""
+    if member.kind in (None, "st-static") and member.teacher:
+        label = f"a table distilled from {describe_teacher(member.teacher).markdown}"
+        if member.name:
+            label = f"{inline_code(member.name)} ({label})"
+    else:
+        label = inline_code(member.name) if member.name else "a static model"
+        if member.kind:
+            label += f", a {MEMBER_KINDS.get(member.kind, member.kind)}"
+    details = [f"{format_number(member.embedding_dim)} dimensions"]
+    if member.license:
+        details.append(f"licence {member.license}")
+    return f"{label} ({', '.join(details)})"
+
+
 def _ensemble_phrase(ensemble: EnsembleRecord) -> str:
     members = ensemble.members or []
-    names = ", ".join(
-        f"{describe_teacher(member.teacher).markdown} ({format_number(member.embedding_dim)} dimensions)"
-        for member in members
-    )
+    names = "; ".join(_member_phrase(member) for member in members)
     weights = ", ".join(format_number(weight) for weight in ensemble.block_weights or [])
+    # Ensembles recording their members' kinds were laid out over every key (issue 64); older ones over the words.
+    keys = (
+        "their words, subword pieces and symbols, each member's block of a key holding what that member reads for it"
+        if any(member.kind for member in members)
+        else "their vocabularies"
+    )
     text = (
-        f"The tables of {len(members)} static models distilled from {names or 'other models'} are concatenated over "
-        f"the union of their vocabularies (Wada et al., 2025, App. D; weights {weights or 'equal'}), so a word is "
-        "still one look-up."
+        f"The tables of {len(members)} static models ({names or 'other models'}) are concatenated over the union of "
+        f"{keys} (Wada et al., 2025, App. D; weights {weights or 'equal'}), so a word is still one look-up."
     )
     if ensemble.folded:
         texts = format_number(ensemble.folded.texts)
@@ -224,6 +263,10 @@ def _ensemble_phrase(ensemble: EnsembleRecord) -> str:
             f"{texts} corpus sentences, and the whole vector is normalised: the cosine is then close to the weighted "
             "average of the members' cosines, and the model is a plain table that any sentence-transformers loads."
         )
+        differences = ensemble.folded.score_differences
+        if differences:
+            measured = ", ".join(f"{task} {value:+.2f}" for task, value in differences.items())
+            text += f" Folded against the exact per-member normalisation (x100): {measured}."
     return text
 
 
@@ -238,6 +281,21 @@ def _extend_phrase(records: list[ExtendRecord]) -> str:
         f"Rows were added for words the table lacked: {'; '.join(parts) or 'none recorded'}. Each is the mean of the "
         "teacher's token vectors of the word in those texts' sentences, mapped into the table by a linear map fitted "
         "on the table's own words in the same sentences; every other row is unchanged."
+    )
+
+
+def _meaning_map_phrase(record: MeaningMapRecord) -> str:
+    """How the table came to hold meaning parts (``st-static disentangle``, ``build --disentangle``)."""
+    constraints = {"intra": "intra-component", "inter": "inter-component", "both": "intra- and inter-component"}
+    kind = constraints.get(record.constraints or "", "the")
+    files = ", ".join(inline_code(name) for name in record.files or []) or "translation pairs"
+    pairs = f"{format_number(record.pairs)} pairs of " if record.pairs else ""
+    return (
+        "The table holds the meaning parts of its texts, not their full embeddings: a linear map W (no bias, from the "
+        f"identity) was trained with the {kind} constraints of Nonomura et al. on {pairs}{files} to split each "
+        "sentence embedding e into a meaning part W e, alike across translations, and a language part e - W e, and "
+        "every row r of the table became W r. A mean of rows is linear, so each text's vector is exactly the meaning "
+        "part of its old vector (after normalisation); nothing changes at inference."
     )
 
 
@@ -312,6 +370,13 @@ def license_facts(metadata: ModelMetadata, teacher: TeacherInfo) -> tuple[str | 
         text = (
             f"Licence: **{license_}**, inherited from the teacher, {teacher.markdown}. The table is also derived "
             "from the text it was distilled on:"
+        )
+    elif teacher.members and all(member.license for member in teacher.members):
+        license_ = None
+        listed = "; ".join(f"{member.markdown}: **{member.license}**" for member in teacher.members)
+        text = (
+            f"The members' licences: {listed}. The ensemble is derived from each member and carries each licence. "
+            "Its st-static tables are also derived from the text they were distilled on:"
         )
     else:
         license_ = None

@@ -2,9 +2,10 @@
 directory.
 
 extraction (-> completion) -> PCA/ABTT (-> long texts, second teacher) -> refinement (-> fallback rows -> pieces ->
-storage). A stage's folder is named by a hash of what it depends on: the previous stage's key, ``asdict`` of its own
-settings and the content of the inputs it reads. A re-run with the same settings reuses finished stages (and resumes
-an interrupted teacher pass), while a changed setting or an edited input redoes only the stages it feeds.
+disentangle -> storage). A stage's folder is named by a hash of what it depends on: the previous stage's key,
+``asdict`` of its own settings and the content of the inputs it reads. A re-run with the same settings reuses finished
+stages (and resumes an interrupted teacher pass), while a changed setting or an edited input redoes only the stages it
+feeds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from st_static.pipeline.input_checks import check_dimensions, check_input_files
 from st_static.settings import BuildSettings
 from st_static.stages.base import Build, Evaluator, Stage, StageTimer, distinct_file_names, peak_memory_mib, stage_key
 from st_static.stages.completion import Completion, completes
+from st_static.stages.disentangle import Disentangle
 from st_static.stages.extraction import Extraction, check_prompt_length, pair_file_digests
 from st_static.stages.fallback import Fallback, fallback_version
 from st_static.stages.long_texts import LongTextTargets
@@ -64,6 +66,7 @@ STAGES: tuple[Stage, ...] = (
     Refinement(),
     Fallback(),
     Pieces(),
+    Disentangle(),
     Storage(),
 )
 """Every stage of a build, in the order they run (each runs when it applies to the build's settings)."""

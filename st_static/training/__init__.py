@@ -12,12 +12,16 @@ loss is evaluated before training and every ``eval_steps`` steps; ``output_dir``
 
 Modules: ``refinement`` (entry points, the loss chosen by the settings), ``datasets`` (training/validation data),
 ``trainer`` (the trainer with sparse Adam), ``callbacks`` (best table, early stopping), ``records`` (history,
-curve, metadata). Needs the ``train`` extra.
+curve, metadata); the disentangler after a frozen table: ``disentangle`` (:func:`train_meaning_map`),
+``precomputed`` (the frozen model's vectors as an input module), ``meaning_fold`` (:func:`fold_meaning_map`,
+:func:`disentangle_table`). Needs the ``train`` extra.
 """
 
 from __future__ import annotations
 
 from st_static.training.datasets import split_indices
+from st_static.training.disentangle import DisentangleError, MeaningMapResult, train_meaning_map
+from st_static.training.meaning_fold import disentangle_table, fold_meaning_map
 from st_static.training.records import (
     CURVE_FILE_NAME,
     HISTORY_FILE_NAME,
@@ -37,14 +41,19 @@ from st_static.training.refinement import (
 __all__ = [
     "CURVE_FILE_NAME",
     "HISTORY_FILE_NAME",
+    "DisentangleError",
+    "MeaningMapResult",
     "TrainingResult",
     "ValidationRecord",
+    "disentangle_table",
+    "fold_meaning_map",
     "loss_names",
     "plot_training_curve",
     "refine",
     "refine_by_distillation",
     "refine_by_translation",
     "split_indices",
+    "train_meaning_map",
     "trainable_module",
     "write_training_record",
 ]

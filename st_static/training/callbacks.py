@@ -41,7 +41,7 @@ class BestTableCallback(TrainerCallback):
         self.history: list[ValidationRecord] = []
         self.best_loss = math.inf
         self.best_step = 0
-        self.best_table: torch.Tensor | None = None
+        self.best_table: Any = None  # the table (a subclass keeps other weights)
         self.evaluations_without_improvement = 0
         self.stopped_early = False
         self._pending: dict[str, float] = {}
@@ -66,7 +66,7 @@ class BestTableCallback(TrainerCallback):
         if loss < self.best_loss:
             self.best_loss = loss
             self.best_step = state.global_step
-            self.best_table = self.module.word_vectors.detach().clone()
+            self.best_table = self.snapshot()
             self.evaluations_without_improvement = 0
             return
         if not math.isfinite(loss):
@@ -87,6 +87,10 @@ class BestTableCallback(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         self.restore_best_table()
+
+    def snapshot(self) -> Any:
+        """A copy of what is trained now (the table), kept as the best so far."""
+        return self.module.word_vectors.detach().clone()
 
     def restore_best_table(self) -> None:
         """Copy the best table seen back into the module (and its case-variant rows)."""
