@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from st_static.cli import app
 from st_static.compression import BlockNormalize, ensemble, fold_block_normalization, read_member
-from st_static.compression.members import TokenTable, cosine_agreement, member_reader, read_token_table
+from st_static.compression.members import TokenTable, cosine_agreement, read_token_table
 from st_static.errors import ModelFolderError
 from st_static.model.save_load import load_model, save_model
 from st_static.model.static_word_average import StaticWordAverage
@@ -195,4 +195,5 @@ def test_cli_compress_takes_foreign_members(table_member, model2vec_folder, tmp_
     assert result.exit_code == 0, result.output
     record = load_model(tmp_path / "out")[0].metadata.ensemble
     assert record.block_weights == [2.0, 1.0] and record.folded is not None
-    assert member_reader(read_member(str(model2vec_folder)), "m2v").embedding_dim == 6
+    assert [member.kind for member in record.members] == ["st-static", "model2vec"]
+    assert [member.name for member in record.members] == ["table", "m2v"]  # folder names, never machine paths
