@@ -18,8 +18,10 @@ from typing import Annotated, Any
 
 import typer
 
+from st_static import bundled
 from st_static.cli.app import command
 from st_static.cli.options import settings_from_options, settings_parameters, with_parameters
+from st_static.settings import BuildSettings
 
 DEFAULT_EVAL_TASKS = "stsb-en-dev,stsb-en-test,sick-dev"
 
@@ -49,7 +51,9 @@ def build(
     eval_data: Annotated[
         Path | None,
         typer.Option(
-            "--eval-data", help="Data folder (sts/, pairclass/, tatoeba/) for a short evaluation after every stage."
+            "--eval-data",
+            help="Data folder (sts/, pairclass/, tatoeba/) for a short evaluation after every stage; default: the "
+            "bundled STS-B English dev and test files (st_static/bundled/NOTICE.md).",
         ),
     ] = None,
     eval_tasks: Annotated[
@@ -79,12 +83,14 @@ def build(
     from st_static.pipeline.publish import build as run_build
     from st_static.training.progress import trainer_logs
 
-    settings = settings_from_options(settings_values)
+    settings = with_bundled_corpus(settings_from_options(settings_values))
     settings = replace(settings, extraction=settings.extraction.with_teacher_prompt())
     own = " (the teacher's own)" if settings_values.get("prompt") is None else ""
     typer.echo(f"Teacher prompt: {settings.extraction.prompt!r}{own}")
-    evaluator = None
-    if eval_data is not None:
+    if eval_data is None:
+        typer.echo(f"Scores: the bundled {bundled.DEFAULT_EVAL_TASKS} (give --eval-data DIR for more).")
+        evaluator = task_evaluator(bundled.DEFAULT_EVAL_DATA, eval_tasks or bundled.DEFAULT_EVAL_TASKS)
+    else:
         tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)
         evaluator = task_evaluator(eval_data, tasks)
     with trainer_logs(verbose), transformers_progress_bars(verbose):
@@ -105,6 +111,15 @@ def build(
         typer.echo(f"Stage scores: {result.output / 'stage_scores.md'}")
     if result.training_curve is not None:
         typer.echo(f"Training curve: {result.training_curve}")
+
+
+def with_bundled_corpus(settings: BuildSettings) -> BuildSettings:
+    """``settings`` reading the bundled English corpus when they name no corpus and no translation pairs."""
+    if settings.corpus or settings.parallel:
+        return settings
+    corpus = bundled.default_corpus()
+    typer.echo(f"No --corpus: reading the bundled English corpus ({corpus}; sources: st_static/bundled/NOTICE.md).")
+    return replace(settings, corpus=[str(corpus)], data_license=settings.data_license or bundled.DEFAULT_CORPUS_LICENSE)
 
 
 @contextmanager
