@@ -1,7 +1,8 @@
 """The README's code blocks and a folder to run them in, for ``tests/test_readme.py`` and ``tests/test_clients.py``.
 
 A block runs as written, in a working folder laid out like the repository's surroundings: ``models/swe-minilm-256``
-is a small built model (the fixtures' words, with fallback rows) and ``../shared/data`` a tiny data folder. Its first
+is a small built model (the fixtures' words, with fallback rows), ``st_static/bundled/eval`` the bundled STS-B files
+in small and ``../shared/data`` a tiny data folder. Its first
 line may mark it:
 
 - ``# not run in CI: why``: the block is only checked (commands, options and Python names exist);
@@ -132,8 +133,12 @@ def make_workspace(root: Path) -> Path:
     rows = "".join(f"{first}\t{second}\t{score}\n" for first, second, score in STS_ROWS)
     (sts / "stsb-en-dev.tsv").write_text("sentence1\tsentence2\tscore\n" + rows, encoding="utf-8")
     (root / "shared" / "data" / "README.md").write_text(json.dumps("a tiny stand-in"), encoding="utf-8")
-    corpus = root / "shared" / "data" / "corpus"  # the embed and dedup recipe's input: sentences, one twice
+    corpus = root / "shared" / "data" / "corpus"
     corpus.mkdir()
     lines = [first for first, _, _ in STS_ROWS] + [second for _, second, _ in STS_ROWS] + [STS_ROWS[0][0]]
     (corpus / "en.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bundled = work / "st_static" / "bundled" / "eval" / "sts"  # the repository's bundled STS-B files, in small
+    bundled.mkdir(parents=True)
+    for name in ("stsb-en-dev.tsv", "stsb-en-test.tsv"):  # the embed and dedup recipe's input: one sentence twice
+        (bundled / name).write_text("sentence1\tsentence2\tscore\n" + rows + f"{lines[0]}\t{lines[1]}\t1.0\n", "utf-8")
     return work

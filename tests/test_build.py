@@ -227,9 +227,52 @@ def test_cli_build_reports_errors_without_a_traceback(tmp_path):
     assert result.exit_code == 1
     assert "does not exist" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cli_build_without_a_corpus_reads_the_bundled_one_and_scores_the_bundled_sts_files(tmp_path, monkeypatch):
+    import st_static.pipeline.publish as build_module
+    from st_static import bundled
+
+    captured: dict[str, object] = {}
+
+    def fake_build(settings, out, **kwargs):
+        captured["settings"] = settings
+        captured["scores"] = kwargs["evaluate"]
+        raise StStaticError("stopped after reading the settings")
+
+    monkeypatch.setattr(build_module, "build", fake_build)
+    monkeypatch.setenv("ST_STATIC_CACHE", str(tmp_path / "cache"))
     result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m")])
-    assert result.exit_code == 1
-    assert "--corpus" in result.output
+    assert result.exit_code == 1 and "stopped after reading the settings" in result.output
+    assert "No --corpus: reading the bundled English corpus" in result.output
+    settings = captured["settings"]
+    (corpus,) = settings.corpus
+    assert Path(corpus).parent == tmp_path / "cache" and Path(corpus).stat().st_size > 40_000_000
+    assert settings.data_license == bundled.DEFAULT_CORPUS_LICENSE
+    assert captured["scores"] is not None and "the bundled stsb-en-dev,stsb-en-test" in result.output
+    # a license given stays; a corpus given is read instead
+    own = tmp_path / "own.txt"
+    own.write_text("a sentence\n", encoding="utf-8")
+    CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m"), "--corpus", str(own), "--data-license", "mine"])
+    assert captured["settings"].corpus == [str(own)] and captured["settings"].data_license == "mine"
+
+
+def test_the_bundled_corpus_is_decompressed_once_and_checked(tmp_path, monkeypatch):
+    from st_static import bundled
+
+    path = bundled.default_corpus(tmp_path)
+    assert path.read_text(encoding="utf-8").count("\n") == 454_003
+    modified = path.stat().st_mtime_ns
+    assert bundled.default_corpus(tmp_path) == path and path.stat().st_mtime_ns == modified
+    damaged = tmp_path / "damaged.txt.xz"
+    damaged.write_bytes(bundled.DEFAULT_CORPUS_ARCHIVE.read_bytes()[:100_000])
+    monkeypatch.setattr(bundled, "DEFAULT_CORPUS_ARCHIVE", damaged)
+    with pytest.raises(bundled.BundledDataError, match="damaged"):
+        bundled.default_corpus(tmp_path / "other")
+    assert list((tmp_path / "other").iterdir()) == []  # nothing half-written
+    monkeypatch.setattr(bundled, "DEFAULT_CORPUS_ARCHIVE", tmp_path / "missing.txt.xz")
+    with pytest.raises(bundled.BundledDataError, match="--corpus"):
+        bundled.default_corpus(tmp_path / "other")
 
 
 def test_cli_build_passes_its_options_to_the_build(tmp_path, monkeypatch):

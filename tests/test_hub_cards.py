@@ -61,7 +61,7 @@ def test_a_card_from_a_built_model_and_from_its_data_block_agree(word_module, tm
     word_module.metadata = json.loads(json.dumps(DESCRIBED_METADATA))
     model = SentenceTransformer(modules=[word_module, Normalize()], device="cpu")
     spec = refresh.SPECS[0]
-    folder = st_static.save_model(model, tmp_path / "models" / spec.name)
+    folder = st_static.save_model(model, tmp_path / "models" / spec.folder_name)
     evaluation = {"results": {"stsb-en-test": {"metric": "spearman", "score": 78.125, "kind": "sts"}}}
     (folder / EVALUATION_FILE_NAME).write_text(json.dumps(evaluation), encoding="utf-8")
     (folder / "stage_scores.json").write_text(json.dumps({"seconds": {"extraction": 90, "pca": 5}}), encoding="utf-8")

@@ -270,7 +270,7 @@ def test_card_data_rejects_a_malformed_evaluation_dict():
 def test_hub_cards_refresh_writes_cards_of_built_models_only(described_model, tmp_path):
     refresh = importlib.import_module("hub_cards.refresh")
     built, kept, *others = refresh.SPECS
-    folder = save_model(described_model, tmp_path / "models" / built.name)
+    folder = save_model(described_model, tmp_path / "models" / built.folder_name)
     (folder / EVALUATION_FILE_NAME).write_text(json.dumps(EVALUATION), encoding="utf-8")
     (tmp_path / "cards").mkdir()
     (tmp_path / "cards" / f"{kept.name}.md").write_text("a card built elsewhere\n", encoding="utf-8")

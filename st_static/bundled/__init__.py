@@ -11,7 +11,7 @@ from pathlib import Path
 from st_static.errors import StStaticError
 from st_static.files import write_file_atomically
 
-BUNDLED_DIR = Path(__file__).parent / "bundled"
+BUNDLED_DIR = Path(__file__).parent
 DEFAULT_CORPUS_ARCHIVE = BUNDLED_DIR / "corpus" / "en-default.txt.xz"
 DEFAULT_CORPUS_SHA256 = "29e74675eb30506c419cd132f1d22713f06c74d4d52672a3e791c74e2f3b8847"
 """SHA-256 of the decompressed corpus (454,003 lines)."""
@@ -63,6 +63,6 @@ def default_corpus(cache: Path | None = None) -> Path:
 
     try:
         write_file_atomically(target, decompress)
-    except lzma.LZMAError as error:
+    except (lzma.LZMAError, EOFError) as error:
         raise BundledDataError(f"{DEFAULT_CORPUS_ARCHIVE} is damaged ({error}): reinstall st-static.") from error
     return target
