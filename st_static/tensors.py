@@ -2,10 +2,12 @@
 
 ``Tensor.numpy()`` refuses a tensor on ``cuda`` or ``mps`` (and one that needs grad), so code that reads a table a
 model may hold on an accelerator goes through :func:`to_numpy`; ``tests/test_tensors.py`` checks that no other
-module calls ``.numpy()``.
+module calls ``.numpy()``. :class:`TensorStamp` tells whether a tensor is still the one a cache was built from.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 import torch
@@ -29,3 +31,32 @@ def to_numpy(tensor: torch.Tensor, dtype: torch.dtype | None = None) -> np.ndarr
     if dtype is not None:
         tensor = tensor.to(dtype)
     return tensor.cpu().numpy()
+
+
+class TensorStamp:
+    """What a cache built from a tensor checks before it is reused: the same tensor object, on the same memory, not
+    written in place since (its version counter, which every in-place operation on it or on a ``detach()``-ed view
+    bumps: optimiser steps, ``load_state_dict``, ``weight[i] = ...`` under ``no_grad``).
+
+    Writes through ``tensor.data`` keep the version counter, so a cache cannot see them; a model cast or moved
+    (``.half()``, ``.to(device)``) changes the memory. The tensor is held by a weak reference only.
+
+    Args:
+        tensor: The tensor the cache is built from.
+    """
+
+    __slots__ = ("_pointer", "_tensor", "_version")
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self._tensor = weakref.ref(tensor)
+        self._version = tensor._version
+        self._pointer = tensor.data_ptr()
+
+    def matches(self, tensor: torch.Tensor | None) -> bool:
+        """Whether ``tensor`` is the stamped tensor, unchanged (``None``, a tensor removed, never is)."""
+        return (
+            tensor is not None
+            and self._tensor() is tensor
+            and tensor._version == self._version
+            and tensor.data_ptr() == self._pointer
+        )

@@ -460,6 +460,15 @@ def test_fast_path_refuses_models_with_modules_it_would_skip(word_model):
         st_static.encode(model, "the cat")
 
 
+def test_the_fast_path_sends_an_ensemble_to_model_encode_only(word_model):
+    """Issue 66: it said to load the model with st_static.load_model, which an ensemble's BlockNormalize outlives."""
+    from st_static.compression import BlockNormalize
+
+    model = SentenceTransformer(modules=[word_model[0], BlockNormalize([8, 8])], device="cpu")
+    with pytest.raises(TypeError, match=r"has BlockNormalize\. Use model\.encode\.$"):
+        st_static.encode(model, "the cat")
+
+
 def test_a_folded_ensembles_card_names_both_teachers_and_a_bare_load(members, tmp_path):
     teachers = ["sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"]
     for member, teacher in zip(members, teachers, strict=True):

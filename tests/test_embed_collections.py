@@ -80,9 +80,9 @@ def test_precisions_are_sentence_transformers_quantization(word_model, tmp_path,
         np.testing.assert_array_equal(stored, floats.astype(np.float16))
     else:
         ranges = None
-        if precision == "int8":  # calibrated on the first shard, recorded in the manifest
-            ranges = np.vstack((floats[:50].min(axis=0), floats[:50].max(axis=0)))
-            np.testing.assert_allclose(folder.manifest.ranges_array(), ranges)
+        if precision == "int8":  # a first shard of under 100 distinct rows: the range of unit vectors' components
+            ranges = np.vstack((-np.ones(16), np.ones(16)))
+            np.testing.assert_allclose(folder.manifest.ranges_array(), ranges, rtol=1e-6)
         np.testing.assert_array_equal(stored, quantize_embeddings(floats, precision, ranges=ranges))
     assert folder.load()[1].shape == (120, 16)
 
@@ -303,3 +303,184 @@ def test_reading_resumes_from_any_recorded_position(tmp_path, kind):
         ]
         assert resumed[0].lines.tolist() == whole[number + 1].lines.tolist()
         assert resumed[0].files.tolist() == whole[number + 1].files.tolist()
+
+
+# Issue 66: the reliability probe of embed, neighbours and dedup.
+
+
+def test_a_rerun_over_other_standard_input_is_refused(word_model, tmp_path):
+    out = tmp_path / "out"
+    first, second = texts(5, seed=1), texts(5, seed=2)
+
+    def run(lines: list[str]) -> st_static.collections.EmbedResult:
+        stream = io.BytesIO("".join(line + "\n" for line in lines).encode())
+        return st_static.embed_files(word_model, "-", out, stdin=stream, show_progress_bar=False)
+
+    assert run(first).new_rows == 5
+    assert run(first).new_rows == 0  # the same texts: nothing to do
+    with pytest.raises(EmbeddingsFolderError, match="standard input gives other texts than the run read"):
+        run(second)
+    np.testing.assert_array_equal(EmbeddingsFolder(out).load()[1], st_static.encode(word_model, first))
+
+
+@pytest.mark.parametrize("lines", [["the cat"], ["hello world"] * 5, ["the cat", "the cat", "sat on the mat"]])
+def test_int8_first_shards_too_small_to_calibrate_read_back(word_model, tmp_path, lines):
+    corpus = write_lines(tmp_path / "corpus.txt", lines)
+    st_static.embed_files(word_model, corpus, tmp_path / "out", precision="int8", show_progress_bar=False)
+    _, vectors = EmbeddingsFolder(tmp_path / "out").load()
+    floats = st_static.encode(word_model, lines)
+    cosines = np.einsum("ij,ij->i", vectors, floats) / np.linalg.norm(vectors, axis=1)
+    assert cosines.min() > 0.999
+
+
+def test_int8_calibrates_on_a_first_shard_of_enough_distinct_rows(word_model, tmp_path):
+    lines = texts(600)
+    floats = st_static.encode(word_model, lines)
+    assert len(np.unique(floats[:300], axis=0)) >= 100
+    corpus = write_lines(tmp_path / "corpus.txt", lines)
+    st_static.embed_files(
+        word_model, corpus, tmp_path / "out", precision="int8", shard_size=300, show_progress_bar=False
+    )
+    folder = EmbeddingsFolder(tmp_path / "out")
+    np.testing.assert_allclose(folder.manifest.ranges_array(), np.vstack((floats[:300].min(0), floats[:300].max(0))))
+    vectors = folder.load()[1]
+    cosines = np.einsum("ij,ij->i", vectors, floats) / np.maximum(np.linalg.norm(vectors, axis=1), 1e-12)
+    texted = np.linalg.norm(floats, axis=1) > 0  # "" has the zero vector
+    assert cosines[:300][texted[:300]].min() > 0.999  # later shards: a component past the range is clipped to it
+    assert cosines[texted].min() > 0.95
+
+
+def test_an_empty_range_reads_back_its_value():
+    from st_static.collections.shards import dequantize, quantize
+
+    ranges = np.array([[0.5, -1.0], [0.5, 1.0]], dtype=np.float32)
+    stored = quantize(np.array([[0.5, 0.25]], dtype=np.float32), "int8", ranges)
+    assert dequantize(stored, "int8", 2, ranges)[0, 0] == 0.5
+
+
+@pytest.fixture
+def alarm():
+    """Fail a test that blocks (a pipe opened twice) instead of hanging the run."""
+
+    def hung(*_):
+        raise TimeoutError("blocked")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_fifo_is_read_once(word_model, tmp_path, alarm):
+    import threading
+
+    lines = texts(7)
+    fifo = tmp_path / "texts.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with fifo.open("w", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in lines))
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    result = st_static.embed_files(word_model, fifo, tmp_path / "out", show_progress_bar=False)
+    writer.join()
+    assert result.rows == 7
+    np.testing.assert_array_equal(EmbeddingsFolder(tmp_path / "out").load()[1], st_static.encode(word_model, lines))
+
+
+def test_a_process_substitution_is_read_once(word_model, tmp_path, alarm):
+    lines = texts(6)
+    read, write = os.pipe()
+    os.write(write, "".join(line + "\n" for line in lines).encode())
+    os.close(write)
+    try:
+        result = st_static.embed_files(word_model, f"/dev/fd/{read}", tmp_path / "out", show_progress_bar=False)
+    finally:
+        os.close(read)
+    assert result.rows == 6
+    np.testing.assert_array_equal(EmbeddingsFolder(tmp_path / "out").load()[1], st_static.encode(word_model, lines))
+
+
+def test_a_jsonl_line_nested_too_deep_is_named(word_model, tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"text": "a"}\n' + "[" * 200_000 + "]" * 200_000 + "\n")
+    with pytest.raises(InputError, match=r"deep.jsonl:2: JSON nested too deep"):
+        st_static.embed_files(word_model, path, tmp_path / "out", show_progress_bar=False)
+
+
+def test_a_missing_id_column_names_its_option(word_model, tmp_path):
+    path = table_inputs(tmp_path, texts(5))["jsonl"]
+    with pytest.raises(InputError, match=r"no key 'id'.*choose one with --id-column"):
+        st_static.embed_files(word_model, path, tmp_path / "out", column="body", id_column="id")
+
+
+@pytest.mark.parametrize("other", [{"truncate_dim": 5}, {"precision": "int8"}])
+def test_a_shard_copied_from_another_folder_is_refused(word_model, tmp_path, other):
+    corpus = write_lines(tmp_path / "corpus.txt", texts(10))
+    st_static.embed_files(word_model, corpus, tmp_path / "mine", output_format="npy", show_progress_bar=False)
+    st_static.embed_files(word_model, corpus, tmp_path / "other", output_format="npy", show_progress_bar=False, **other)
+    (tmp_path / "mine" / "shard-000000.npy").write_bytes((tmp_path / "other" / "shard-000000.npy").read_bytes())
+    with pytest.raises(EmbeddingsFolderError, match=r"shard 0 holds .* \(copied in from another folder"):
+        EmbeddingsFolder(tmp_path / "mine").load()
+
+
+def test_an_input_without_rows_leaves_no_manifest_to_refuse_the_next_run(word_model, tmp_path):
+    out = tmp_path / "out"
+    (tmp_path / "empty.txt").write_bytes(b"")
+    with pytest.raises(InputError, match=r"empty\.txt has no rows"):
+        st_static.embed_files(word_model, tmp_path / "empty.txt", out, show_progress_bar=False)
+    assert not out.exists()
+    header = tmp_path / "header.csv"
+    header.write_text("text\n")
+    with pytest.raises(InputError, match=r"header\.csv has no rows"):
+        st_static.embed_files(word_model, header, out, show_progress_bar=False)
+    assert not (out / "manifest.json").exists()
+    header.write_text("text\nthe cat\n")
+    result = st_static.embed_files(word_model, header, out, precision="float16", show_progress_bar=False)
+    assert result.rows == 1
+
+
+def test_the_same_model_and_inputs_under_other_spellings_resume(word_model, tmp_path, monkeypatch):
+    st_static.save_model(word_model, tmp_path / "tiny")
+    write_lines(tmp_path / "corpus.txt", texts(10))
+    monkeypatch.chdir(tmp_path)
+    first = st_static.embed_files("tiny", "corpus.txt", "out", show_progress_bar=False)
+    assert first.new_rows == 10
+    assert st_static.embed_files("./tiny", str(tmp_path / "corpus.txt"), "out", show_progress_bar=False).new_rows == 0
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    again = st_static.embed_files(tmp_path / "tiny", "../corpus.txt", "../out", show_progress_bar=False)
+    assert again.new_rows == 0
+    assert EmbeddingsFolder(tmp_path / "out").load()[0][0] == "corpus.txt:1"  # the names of the run that made it
+
+
+def test_workers_are_capped_to_the_shards(word_model, tmp_path, monkeypatch):
+    import st_static.collections.job as job
+
+    def no_pool(*_args, **_kwargs):
+        raise AssertionError("a pool of workers for a three-line input")
+
+    monkeypatch.setattr(job, "ShardPool", no_pool)
+    corpus = write_lines(tmp_path / "corpus.txt", texts(3))
+    assert st_static.embed_files(word_model, corpus, tmp_path / "out", workers=6, show_progress_bar=False).rows == 3
+    assert job._usable_workers(6, 1000, 0, 100, "ray", "10.0.0.1:6379") == 6
+    assert job._usable_workers(6, 1000, 900, 100, "ray", "10.0.0.1:6379") == 1
+
+
+def test_the_speed_leaves_out_the_model_load(word_model, tmp_path, monkeypatch):
+    import time
+
+    import st_static.collections.job as job
+
+    real = job.load_collection_model
+
+    def slow(model):
+        time.sleep(2)
+        return real(model)
+
+    monkeypatch.setattr(job, "load_collection_model", slow)
+    corpus = write_lines(tmp_path / "corpus.txt", texts(3))
+    assert st_static.embed_files(word_model, corpus, tmp_path / "out", show_progress_bar=False).seconds < 2

@@ -49,3 +49,37 @@ def test_without_ray_the_engine_names_the_extra(word_model, tmp_path, monkeypatc
     corpus = corpus_file(tmp_path / "corpus.txt", 5)
     with pytest.raises(MissingExtraError, match=r'pip install "st-static\[ray\]"'):
         st_static.embed_files(word_model, corpus, tmp_path / "out", engine="ray", show_progress_bar=False)
+
+
+def test_an_unreachable_cluster_fails_at_once_before_the_model_loads(word_model, tmp_path, monkeypatch):
+    """Issue 66: Ray retried ``--address 127.0.0.1:1`` for 14 minutes, then raised a bare ConnectionError."""
+    import time
+
+    import st_static.collections.job as job
+    from st_static.collections.inputs import OptionError
+
+    pytest.importorskip("ray.data", reason="the ray extra is not installed")
+
+    def no_load(_model):
+        raise AssertionError("the model was loaded before Ray was checked")
+
+    monkeypatch.setattr(job, "load_collection_model", no_load)
+    corpus = corpus_file(tmp_path / "corpus.txt", 5)
+    started = time.perf_counter()
+    with pytest.raises(OptionError, match=r"Cannot reach the Ray cluster at 127\.0\.0\.1:1"):
+        st_static.embed_files(
+            word_model, corpus, tmp_path / "out", engine="ray", address="127.0.0.1:1", show_progress_bar=False
+        )
+    assert time.perf_counter() - started < 30
+    assert not (tmp_path / "out").exists()
+
+
+def test_ray_refuses_standard_input(word_model, tmp_path):
+    import io
+
+    from st_static.collections.inputs import OptionError
+
+    with pytest.raises(OptionError, match="standard input or a pipe"):
+        st_static.embed_files(
+            word_model, "-", tmp_path / "out", engine="ray", stdin=io.BytesIO(b"a\n"), show_progress_bar=False
+        )

@@ -243,8 +243,66 @@ def test_the_command_writes_the_extended_model(table, documents, tmp_path):
         app, ["extend", str(tmp_path / "model"), "--corpus", str(documents), "--out", str(tmp_path / "new")]
     )
     assert result.exit_code == 0, result.output
-    assert "added 2 words from docs.txt" in result.output
+    assert "added 2 words from docs.txt (seen 2+ times): zebra, quokka\n" in result.output  # which, most frequent first
     assert st_static.load_model(tmp_path / "new")[0].vocabulary[-2:] == NEW_WORDS
+
+
+def test_the_command_names_the_first_words_added_and_counts_the_rest():
+    from st_static.cli.extend import word_list
+
+    words = [f"w{index}" for index in range(14)]
+    assert word_list(words) == "w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, ... (+2 more)"
+    assert word_list(words[:12]) == ", ".join(words[:12])
+    assert word_list(["zebra"]) == "zebra"
+
+
+def test_a_recorded_teacher_that_cannot_be_loaded_names_the_teacher_option(table, documents, tmp_path):
+    table[0].metadata.teacher = str(tmp_path / "moved-teacher")
+    st_static.save_model(table, tmp_path / "model")
+    command = ["extend", str(tmp_path / "model"), "--corpus", str(documents), "--out", str(tmp_path / "new")]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 1 and result.output.startswith("error: Cannot load the teacher"), result.output
+    assert "the teacher the table records (metadata.teacher)" in result.output
+    assert "give it with --teacher" in result.output and "--teacher DIR, its folder on this machine" in result.output
+    assert not (tmp_path / "new").exists()
+    given = CliRunner().invoke(app, [*command, "--teacher", str(tmp_path / "nowhere")])
+    assert given.exit_code == 1 and given.output.startswith(f"error: --teacher {tmp_path / 'nowhere'}: Cannot load")
+
+
+def test_a_recorded_hub_teacher_that_is_not_here_says_how_to_give_a_copy(table, documents, monkeypatch):
+    import st_static.extraction.teacher_model as teacher_model
+
+    def unavailable(name, **_):
+        raise TeacherError(f"Cannot load the teacher {name}: not in the cache and no Hub.")
+
+    monkeypatch.setattr(teacher_model, "load_teacher", unavailable)
+    table[0].metadata.teacher = "someone/teacher-model"
+    with pytest.raises(TeacherError) as raised:
+        st_static.extend(table, documents)
+    message = str(raised.value)
+    assert "give it with --teacher" in message
+    assert "--teacher DIR, a copy fetched where the Hub can be reached (hf download someone/teacher-model" in message
+
+
+def test_chinese_documents_for_an_english_table_name_what_extend_takes(table, tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("我们今天去北京看朋友\n他们明天在上海工作\n" * 5, encoding="utf-8")
+    st_static.save_model(table, tmp_path / "model")
+    result = CliRunner().invoke(
+        app, ["extend", str(tmp_path / "model"), "--corpus", str(path), "--out", str(tmp_path / "new")]
+    )
+    assert result.exit_code == 1, result.output
+    assert "give documents in English (--corpus), or extend a table built for Chinese" in result.output
+    assert "(st-static build --languages zh)" in result.output
+    assert "pass --languages" not in result.output  # extend has no --languages
+    assert "--languages" not in options_of("extend")
+
+
+def options_of(command: str) -> set[str]:
+    import typer
+
+    click_command = typer.main.get_command(app).commands[command]
+    return {name for parameter in click_command.params for name in (*parameter.opts, *parameter.secondary_opts)}
 
 
 @pytest.mark.parametrize("where", ["model", "docs", "system"])

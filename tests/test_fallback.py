@@ -433,3 +433,28 @@ def test_no_row_goes_to_a_character_piece_or_word_nfkc_folds(symbols_teacher, pl
     # A word with the ligature fi would never be looked up: the table reads it as "file".
     assert addable_words(fallback_module.tokenizer, ["\ufb01le", "file"]) == ["file"]
     assert addable_words(remove_fallback_layout(fallback_module.tokenizer), ["\ufb01le"]) == ["\ufb01le"]
+
+
+def test_a_half_precision_load_gives_the_fallback_texts_their_float32_directions(tmp_path):
+    """Issue 66: float16 rounds the fallback rows (1e-4 and 1e-7 of a word row) to a few bits or to zero; a model of
+    ``load_model(...).half()`` reads float32 copies of them and scales tiny means up, so every text keeps its
+    direction, and ``.float()`` again gives the rows back as they were."""
+    from tests.conftest import teacher_like_tokenizer
+
+    vectors = (np.random.default_rng(0).standard_normal((len(WORDS), 256)) / 16).astype(np.float32)  # norms ~1
+    module = with_fallback(
+        st_static.StaticWordAverage.from_word_vectors(WORDS, vectors, teacher_tokenizer=teacher_like_tokenizer())
+    )
+    st_static.save_model(SentenceTransformer(modules=[module, Normalize()], device="cpu"), tmp_path / "model")
+    texts = [*FALLBACK_TEXTS, "😀", "hello😀world", "the cat", "the cat sat on the mat"]
+    model = st_static.load_model(tmp_path / "model")
+    floats = model.encode(texts, convert_to_numpy=True)
+    rows = model[0].embedding.weight.detach()[model[0].fallback_start : model[0].num_words].clone()
+    halves = model.half().encode(texts, convert_to_tensor=True).float().numpy()
+    assert np.isfinite(halves).all()
+    np.testing.assert_allclose(np.linalg.norm(halves, axis=1), 1.0, atol=2e-3)
+    assert np.einsum("ij,ij->i", floats, halves).min() >= 0.999
+    model.float()
+    np.testing.assert_array_equal(
+        model[0].embedding.weight.detach()[model[0].fallback_start : model[0].num_words], rows
+    )

@@ -155,6 +155,15 @@ def test_corpus_dicts_without_the_text_field_are_refused_naming_the_fields():
         check_corpus([{"sentence": line} for line in TINY_CORPUS * 3])
 
 
+def test_an_empty_corpus_in_memory_is_named_once():
+    """Issue 66: it was "0 sentences given in memory has only 0 sentence(s)"."""
+    from st_static.extraction.corpus import corpus_name
+
+    with pytest.raises(CorpusError, match=r"^The corpus given in memory has only 0 sentence\(s\)") as raised:
+        check_corpus([], name=corpus_name([]))
+    assert "sentences given in memory" not in str(raised.value)
+
+
 def test_eval_data_that_cannot_be_scored_is_refused_before_the_teacher_pass(teacher, tmp_path, no_teacher_pass):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(TINY_CORPUS * 3) + "\n")

@@ -58,3 +58,12 @@ def test_at_most_six_modules_are_loose_at_the_top_of_the_package():
 def test_the_files_package_keeps_its_modules_readable():
     sizes = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in (PACKAGE / "files").glob("*.py")}
     assert not {name: lines for name, lines in sizes.items() if lines > MAX_MODULE_LINES}, sizes
+
+
+def test_no_module_of_the_package_is_over_450_lines():
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+    }
+    long = {name: lines for name, lines in sorted(sizes.items()) if lines > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by what they do): {long}"

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import st_static
 from st_static.cli import app
+from st_static.collections import mining
 from st_static.collections.encoding import FastEncoder
 from st_static.collections.mining import duplicate_groups, near_duplicate_pairs, nearest_neighbours
 from st_static.errors import MissingExtraError
@@ -27,8 +28,13 @@ def clustered_vectors(seed: int = 0) -> np.ndarray:
     return np.concatenate([base, copies])
 
 
+@pytest.mark.parametrize("blocks", ["one block", "small blocks"])
 @pytest.mark.parametrize("exact", [True, False])
-def test_neighbours_match_brute_force(exact):
+def test_neighbours_match_brute_force(exact, blocks, monkeypatch):
+    if blocks == "small blocks":  # rows searched, rescored and indexed a few at a time give the same neighbours
+        monkeypatch.setattr(mining, "RESCORE_ROWS", 7)
+        monkeypatch.setattr(mining, "INDEX_ROWS", 9)
+        monkeypatch.setattr(mining, "EXACT_BLOCK_VALUES", 200)
     vectors = clustered_vectors()
     found = nearest_neighbours(vectors, k=3, exact=exact)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -46,6 +52,17 @@ def test_neighbours_match_brute_force(exact):
         recall = np.mean([len(set(got) & set(want)) / 3 for got, want in zip(found.rows, expected, strict=True)])
         assert recall >= 0.9
         assert np.sum(found.rows[:10, 0] == np.arange(40, 50)) >= 9  # the near copies (cosine > 0.99)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_similarities_of_duplicates_stay_within_one(exact):
+    """Issue 66: float rounding wrote duplicates' similarities as 1.0000001."""
+    if not exact:
+        pytest.importorskip("usearch")
+    vectors = np.random.default_rng(0).standard_normal((500, 64)).astype(np.float32)
+    found = nearest_neighbours(np.vstack([vectors, vectors]), k=1, exact=exact)
+    assert np.nanmax(found.similarities) <= 1.0 and np.nanmin(found.similarities) >= -1.0
+    assert np.isclose(found.similarities[:, 0], 1.0).mean() > (0.999 if exact else 0.9)  # HNSW: approximate
 
 
 def test_near_duplicates_form_groups_and_zero_vectors_have_no_neighbours():
@@ -91,6 +108,86 @@ def test_the_commands_on_texts_and_on_an_embeddings_folder(word_model, tmp_path)
     assert rows[0]["similarity"] == pytest.approx(1.0, abs=1e-5) and rows[0]["rank"] == 1
     refused = runner.invoke(app, ["dedup", str(corpus), "-o", str(tmp_path / "x.parquet")])
     assert refused.exit_code == 1 and "give --model" in refused.output
+
+
+def saved_model_and_texts(word_model, tmp_path):
+    """The word model saved in ``tmp_path/model`` and a text file of 7 lines, two pairs of near-duplicates."""
+    st_static.save_model(word_model, tmp_path / "model")
+    lines = ["the cat sat", "The cat sat!", "hello world", "token", "hello, world", "café 12", "the mat"]
+    corpus = tmp_path / "texts.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path / "model", corpus
+
+
+@pytest.mark.parametrize("command", ["neighbours", "dedup", "dedup --pairs"])
+@pytest.mark.parametrize("file", ["model.safetensors", "tokenizer.json", "st_static_config.json"])
+def test_no_output_replaces_a_file_of_the_model_it_reads(word_model, tmp_path, command, file):
+    model, corpus = saved_model_and_texts(word_model, tmp_path)
+    before = {path: path.read_bytes() for path in model.rglob("*") if path.is_file()}
+    target = str(model / file)
+    outputs = (
+        ["-o", target] if command != "dedup --pairs" else ["-o", str(tmp_path / "groups.parquet"), "--pairs", target]
+    )
+    result = runner.invoke(app, [command.split()[0], str(corpus), "--model", str(model), *outputs])
+    assert result.exit_code == 1 and result.output.startswith("error:"), result.output
+    assert file in result.output
+    assert {path: path.read_bytes() for path in model.rglob("*") if path.is_file()} == before
+    assert not (tmp_path / "groups.parquet").exists()  # refused before any work
+    st_static.load_model(model)  # still loads
+
+
+def test_dedup_of_an_embeddings_folder_writes_the_texts_and_a_progress_line_per_stage(word_model, tmp_path):
+    import pyarrow.parquet as pq
+
+    model, corpus = saved_model_and_texts(word_model, tmp_path)
+    st_static.embed_files(model, corpus, tmp_path / "vectors", show_progress_bar=False)
+    groups_file, pairs_file = tmp_path / "groups.parquet", tmp_path / "pairs.parquet"
+    arguments = ["dedup", str(tmp_path / "vectors"), "-o", str(groups_file), "--threshold", "0.99"]
+    result = runner.invoke(app, [*arguments, "--pairs", str(pairs_file)])
+    assert result.exit_code == 0, result.output
+    stages = [line.split(":")[0] for line in result.stderr.replace("\r", "\n").splitlines() if "100%" in line]
+    assert stages == ["Loading vectors", "Reading texts", "Searching"]  # one line each, each to the end
+    assert "2 groups (2 rows to drop" in result.stdout
+    groups = pq.read_table(groups_file)
+    assert groups.column_names == ["group", "row", "id", "text", "keep", "similarity"]  # the text beside its id
+    assert [(row["id"].rsplit(":", 1)[1], row["text"]) for row in groups.to_pylist()] == [
+        ("1", "the cat sat"),
+        ("2", "The cat sat!"),
+        ("3", "hello world"),
+        ("5", "hello, world"),
+    ]
+    pairs = pq.read_table(pairs_file)
+    assert pairs.column_names == ["row", "other_row", "id", "text", "other_id", "other_text", "similarity"]
+    assert [(row["text"], row["other_text"]) for row in pairs.to_pylist()] == [
+        ("the cat sat", "The cat sat!"),
+        ("hello world", "hello, world"),
+    ]
+    found = tmp_path / "neighbours.parquet"
+    result = runner.invoke(app, ["neighbours", str(tmp_path / "vectors"), "-k", "1", "-o", str(found), "-q"])
+    assert result.exit_code == 0 and not result.stderr, result.output  # --quiet: no progress lines
+    first = pq.read_table(found).to_pylist()[0]
+    assert (first["text"], first["neighbour_text"]) == ("the cat sat", "The cat sat!")
+
+    quiet = runner.invoke(app, [*arguments, "--no-texts", "-q"])  # ids only, on request
+    assert quiet.exit_code == 0 and not quiet.stderr, quiet.output
+    assert "text" not in pq.read_table(groups_file).column_names
+
+    corpus.write_text("other lines now\n", encoding="utf-8")  # the texts embedded are gone
+    result = runner.invoke(app, [*arguments, "-q"])
+    assert result.exit_code == 0, result.output
+    assert "note: ids only, no texts in the output" in result.stderr and "has changed since" in result.stderr
+    assert "text" not in pq.read_table(groups_file).column_names
+    insisted = runner.invoke(app, [*arguments, "--texts", "-q"])
+    assert insisted.exit_code == 1 and "has changed since" in insisted.output
+
+
+def test_mining_texts_shows_the_embedding_and_the_hnsw_stages(word_model, tmp_path):
+    model, corpus = saved_model_and_texts(word_model, tmp_path)
+    output = tmp_path / "groups.parquet"
+    result = runner.invoke(app, ["dedup", str(corpus), "--model", str(model), "-o", str(output), "--approximate"])
+    assert result.exit_code == 0, result.output
+    stages = [line.split(":")[0] for line in result.stderr.replace("\r", "\n").splitlines() if "100%" in line]
+    assert stages == ["Embedding", "Indexing", "Searching"]
 
 
 def test_without_usearch_mining_names_the_extra(monkeypatch):

@@ -238,7 +238,7 @@ def test_project_errors_share_one_base():
 def test_a_full_disk_during_compress_is_one_error_line_and_changes_nothing(word_model, tmp_path, monkeypatch):
     import errno
 
-    import st_static.model.static_word_average as module
+    import st_static.model.module_folder as module
 
     model = save_model(word_model, tmp_path / "model")
     save_model(word_model, tmp_path / "small")
@@ -341,7 +341,7 @@ def test_a_loaded_teacher_without_its_tokenizer_is_refused(teacher, tmp_path):
     ids=["safetensors", "tokenizers"],
 )
 def test_the_rust_writers_full_disk_errors_are_one_error_line(word_model, tmp_path, monkeypatch, writer_error):
-    import st_static.model.static_word_average as module
+    import st_static.model.module_folder as module
 
     model = save_model(word_model, tmp_path / "model")
     save_model(word_model, tmp_path / "small")

@@ -35,7 +35,10 @@ def embed(
     ] = "parquet",
     precision: Annotated[
         str,
-        typer.Option(help="float32, float16, int8 (calibrated on the first shard) or ubinary (packed bits)."),
+        typer.Option(
+            help="float32, float16, int8 (calibrated on the first shard, or [-1, 1] when it holds under 100 distinct "
+            "texts) or ubinary (packed bits)."
+        ),
     ] = "float32",
     truncate_dim: Annotated[int | None, typer.Option(help="Keep the first DIM dimensions.")] = None,
     shard_size: Annotated[int, typer.Option(help="Texts per shard (a stopped run resumes after the last).")] = 50_000,
@@ -75,8 +78,9 @@ def embed(
     if result.new_rows == 0:
         typer.echo(f"{result.folder} is complete: {result.rows:,} texts in {result.shards} shards; nothing to do.")
         return
-    speed = result.new_rows / max(result.seconds, 1e-9)
+    speed = result.new_rows / max(result.seconds, 1e-9)  # the model's load left out
+    rate = f"{speed:,.0f}" if speed >= 100 else f"{speed:.3g}"
     typer.echo(
         f"wrote {result.folder}: {result.rows:,} texts in {result.shards} shards "
-        f"({result.new_rows:,} embedded now, {speed:,.0f} texts/s)"
+        f"({result.new_rows:,} embedded now, {rate} texts/s)"
     )

@@ -9,6 +9,15 @@ import typer
 
 from st_static.cli.app import command
 
+SHOWN_WORDS = 12
+"""The added words a run names (the most frequent first), before ``(+N more)``."""
+
+
+def word_list(words: list[str], shown: int = SHOWN_WORDS) -> str:
+    """``foo, bar, ... (+2 more)``: the first ``shown`` words, and how many more."""
+    more = f", ... (+{len(words) - shown:,} more)" if len(words) > shown else ""
+    return ", ".join(words[:shown]) + more
+
 
 @command()
 def extend(
@@ -22,7 +31,11 @@ def extend(
     ],
     teacher: Annotated[
         str | None,
-        typer.Option(help="The teacher the table was distilled from (default: the one its metadata records)."),
+        typer.Option(
+            help="The teacher the table was distilled from: a Hub id, alias or folder. Default: the one its metadata "
+            "records; give it when the table records none, or when that one cannot be loaded here (not in the Hugging "
+            "Face cache and no Hub, or a folder that has moved)."
+        ),
     ] = None,
     min_count: Annotated[
         int, typer.Option("--min-count", min=1, help="Fewest occurrences in the documents that give a word a row.")
@@ -51,7 +64,11 @@ def extend(
     destination = save_model(extended, out, force=force, inputs=inputs)
     record = extended[0].metadata.extend[-1]
     typer.echo(f"wrote {destination}")
-    typer.echo(f"  added {record.words:,} words from {', '.join(record.files or [])} (seen {min_count}+ times)")
+    added = extended[0].vocabulary[-record.words :] if record.words else []  # after the old words, most frequent first
+    typer.echo(
+        f"  added {record.words:,} {'word' if record.words == 1 else 'words'} from {', '.join(record.files or [])} "
+        f"(seen {min_count}+ times): {word_list(added)}"
+    )
     if record.held_out_cosine is not None:
         typer.echo(
             f"  map into the table, held-out cosine: {record.held_out_cosine:.3f} "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +33,21 @@ class OptionError(StStaticError, ValueError):
 
 @dataclass(frozen=True)
 class InputFile:
-    """One input: its name as given (``-`` for standard input) and its format."""
+    """One input: its name as given (``-`` for standard input), its format, and whether it is a stream that can be
+    read once only (a pipe: a FIFO, a process substitution ``<(...)``, a device), as standard input is."""
 
     name: str
     format: str
+    pipe: bool = False
 
     @property
     def is_stdin(self) -> bool:
         return self.name == STDIN
+
+    @property
+    def is_stream(self) -> bool:
+        """Standard input or a pipe: read once, from the start, never counted, never resumed."""
+        return self.is_stdin or self.pipe
 
 
 @dataclass(frozen=True)
@@ -87,8 +95,8 @@ def resolve_inputs(patterns: Sequence[str | os.PathLike[str]], given_format: str
     """The input files that ``patterns`` name, in order: paths, globs (their matches sorted) and ``-`` (stdin).
 
     Raises:
-        InputError: If there is no pattern, a path is missing or a folder, a glob matches no file, or standard input
-            is named twice.
+        InputError: If there is no pattern, a path is missing, a folder or an empty file, a glob matches no file,
+            standard input is named twice, or a Parquet input is a stream (Parquet is read by seeking).
     """
     if not patterns:
         raise InputError("No input given: name text, JSONL, CSV/TSV or Parquet files, a glob, or - for stdin.")
@@ -110,15 +118,40 @@ def resolve_inputs(patterns: Sequence[str | os.PathLike[str]], given_format: str
             if path.is_dir():
                 raise InputError(f"{pattern} is a folder; name its files (a glob such as '{pattern}/*.txt').")
             names.append(pattern)
-    return [InputFile(name, input_format(name, given_format)) for name in names]
+    files = [_input_file(name, input_format(name, given_format)) for name in names]
+    for item in files:
+        if item.is_stream and item.format == "parquet":
+            what = "standard input" if item.is_stdin else f"{item.name} is a pipe, and"
+            raise InputError(f"{what} cannot be read as Parquet, which needs a file to seek in; save it to a file.")
+    return files
+
+
+def _input_file(name: str, format_: str) -> InputFile:
+    """``name`` as an input: a stream when it is not a regular file (a FIFO, ``/dev/fd/N``, a device).
+
+    Raises:
+        InputError: If it is a regular file of 0 bytes (nothing to embed), or cannot be looked at.
+    """
+    if name == STDIN:
+        return InputFile(name, format_)
+    try:
+        info = os.stat(os.path.expanduser(name))
+    except OSError as error:
+        raise InputError(f"{name}: cannot be read ({error.strerror or error}).") from None
+    if not stat.S_ISREG(info.st_mode):
+        return InputFile(name, format_, pipe=True)
+    if info.st_size == 0:
+        raise InputError(f"{name} has no rows (an empty file): nothing to embed (remove it from the inputs).")
+    return InputFile(name, format_)
 
 
 def count_rows(inputs: Sequence[InputFile]) -> int | None:
     """About how many rows the inputs hold (exact for text and Parquet files; lines for JSONL and CSV/TSV), or
-    ``None`` when one is standard input. Reads the line files once (fast: a byte count of newlines)."""
+    ``None`` when one is standard input or another stream. Reads the line files once (fast: a byte count of
+    newlines)."""
     total = 0
     for item in inputs:
-        if item.is_stdin:
+        if item.is_stream:  # read once only, when it is embedded
             return None
         path = Path(item.name).expanduser()
         if item.format == "parquet":

@@ -4,6 +4,7 @@ process, in ``workers`` processes, or on Ray."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import tempfile
@@ -38,7 +39,7 @@ from st_static.collections.manifest import (
     differences,
     is_embeddings_folder,
 )
-from st_static.collections.readers import RowReader
+from st_static.collections.readers import RowReader, stream_digest
 from st_static.collections.shards import (
     OUTPUT_FORMATS,
     PRECISIONS,
@@ -54,6 +55,7 @@ from st_static.collections.workers import (
 )
 from st_static.errors import UnsafeDestinationError
 from st_static.files import check_destination, folder_lock
+from st_static.files.locks import LOCK_FILE_NAME, OWNER_FILE_NAME
 
 DEFAULT_SHARD_SIZE = 50_000
 ENGINES = ("local", "ray")
@@ -63,7 +65,8 @@ _LEFTOVER = re.compile(r"^\.(shard-\d+\..*|manifest\.json)\.tmp-")
 
 @dataclass(frozen=True)
 class EmbedResult:
-    """What a run did: the folder, the rows and shards it holds, the rows this call embedded and how long it took."""
+    """What a run did: the folder, the rows and shards it holds, the rows this call embedded and the seconds embedding
+    them took (the model's load not included)."""
 
     folder: Path
     rows: int
@@ -99,18 +102,22 @@ def embed_files(
     Args:
         model: A static model, or its folder or Hub id.
         inputs: Files (text: a line each; ``.jsonl``; ``.csv``/``.tsv`` with a header; ``.parquet``), globs, or
-            ``-`` for standard input (text), read as one collection in order.
+            ``-`` for standard input (text), read as one collection in order. Standard input and pipes (a FIFO,
+            ``<(...)``) are read once: a run over one is not resumed, and a finished one is kept only for the same
+            texts (their sha256, recorded).
         output_dir: The folder of shards and ``manifest.json`` (new, empty, or an earlier run of the same call).
         column: The text's column in JSONL, CSV/TSV and Parquet inputs (default ``text``).
         id_column: A column whose values name the rows; without it rows are named by file and line (Parquet: row).
         input_format: ``text``, ``jsonl``, ``csv``, ``tsv`` or ``parquet`` for every input (default: by suffix).
         output_format: ``parquet`` (row names and vectors in each shard) or ``npy`` (``shard-N.npy`` and its row
             names ``shard-N.ids.npy``).
-        precision: ``float32``, ``float16``, ``int8`` (calibrated on the first shard, ranges recorded in the
-            manifest) or ``ubinary`` (packed bits), through sentence-transformers' ``quantize_embeddings``.
+        precision: ``float32``, ``float16``, ``int8`` (calibrated on the first shard when it holds enough distinct
+            rows, else on the range every unit vector's components lie in; ranges recorded in the manifest) or
+            ``ubinary`` (packed bits), through sentence-transformers' ``quantize_embeddings``.
         truncate_dim: Keep the first dimensions only (as ``model.encode`` with ``truncate_dim``: not renormalised).
         shard_size: Rows per shard.
-        workers: Processes that encode (each loads the model once); the output is the same for any number.
+        workers: Processes that encode (each loads the model once); the output is the same for any number. No more
+            are started than there are shards to embed (or, on this machine, CPU cores).
         engine: ``local`` (this machine) or ``ray`` (Ray Data ``map_batches`` over the inputs; ``st-static[ray]``).
         address: The Ray cluster to join (default: start a local Ray).
         show_progress_bar: Show one progress line (texts/s; the ETA where the input size is known).
@@ -124,10 +131,15 @@ def embed_files(
             format (naming the file and line); the shards written before it stay valid.
         EmbeddingsFolderError: ``output_dir`` holds a run with other arguments (or inputs changed since).
         UnsafeDestinationError: ``output_dir`` is not a place to write the shards to.
+        OptionError: A bad option, or (``engine="ray"``) a cluster that cannot be reached or inputs Ray cannot
+            read twice.
     """
-    started = time.perf_counter()
     files = resolve_inputs([inputs] if isinstance(inputs, str | os.PathLike) else list(inputs), input_format)
     _check_options(files, column, id_column, output_format, precision, truncate_dim, shard_size, workers, engine)
+    if engine == "ray":  # before the model loads: a missing Ray or an unreachable cluster fails at once
+        from st_static.collections.ray_engine import check_ray
+
+        check_ray(address)
     folder = _check_output(output_dir, files, model)
     loaded = load_collection_model(model)
     dim = vector_dim(loaded)
@@ -145,19 +157,21 @@ def embed_files(
         "output_format": output_format,
     }
     dim = truncate_dim or dim
-    with folder_lock(folder):
-        manifest = _open_manifest(folder, arguments, dim, precision)
+    with folder_lock(folder, remove_if_unused=True):
+        manifest = _open_manifest(folder, arguments, dim, precision, files, stdin)
+        started = time.perf_counter()
         done = manifest.rows
         if not manifest.complete:
-            if manifest.shards and any(item.is_stdin for item in files):
+            if manifest.shards and any(item.is_stream for item in files):
                 raise EmbeddingsFolderError(
-                    f"{folder} holds an unfinished run over standard input, which cannot be resumed; embed into a "
-                    "new folder (or save the input to a file, which can)."
+                    f"{folder} holds an unfinished run over standard input or a pipe, which cannot be resumed; embed "
+                    "into a new folder (or save the input to a file, which can)."
                 )
             _remove_leftovers(folder, manifest.shards)
             settings = ShardSettings(folder, output_format, precision, truncate_dim, tuple(manifest.input_names))
             reader = RowReader(files, column, id_column, stdin)
             total = count_rows(files)
+            workers = _usable_workers(workers, total, manifest.rows, shard_size, engine, address)
             with tqdm(
                 total=total,
                 initial=manifest.rows,
@@ -173,12 +187,19 @@ def embed_files(
                     manifest.save(folder)
                     progress.update(shard.rows)
 
-                if engine == "ray":
-                    from st_static.collections.ray_engine import embed_on_ray
+                try:
+                    if engine == "ray":
+                        from st_static.collections.ray_engine import embed_on_ray
 
-                    embed_on_ray(loaded, model, manifest, reader, settings, workers, address, record)
-                else:
-                    _embed_locally(loaded, model, manifest, reader, settings, workers, record)
+                        embed_on_ray(loaded, model, manifest, reader, settings, workers, address, record)
+                    else:
+                        _embed_locally(loaded, model, manifest, reader, settings, workers, record)
+                except BaseException:
+                    if not manifest.shards:  # nothing kept: no manifest left to refuse other arguments later
+                        (folder / MANIFEST_NAME).unlink(missing_ok=True)
+                    raise
+            for index, digest in reader.stream_digests.items():  # what identifies a stream in a rerun
+                manifest.arguments["inputs"][index]["sha256"] = digest
             manifest.complete = True
             manifest.save(folder)
     return EmbedResult(folder, manifest.rows, manifest.shards, manifest.rows - done, time.perf_counter() - started)
@@ -238,6 +259,11 @@ def _check_options(
         raise OptionError(f"Unknown output format {output_format!r}; choose one of {', '.join(OUTPUT_FORMATS)}.")
     if engine not in ENGINES:
         raise OptionError(f"Unknown engine {engine!r}; choose one of {', '.join(ENGINES)}.")
+    if engine == "ray" and any(item.is_stream for item in files):
+        raise OptionError(
+            "--engine ray reads the inputs twice (to plan the shards, then on the workers): standard input or a pipe "
+            "can be read once only; save it to a file, or use the local engine."
+        )
     for name, value, least in (
         ("shard_size", shard_size, 1),
         ("workers", workers, 1),
@@ -258,21 +284,33 @@ def _check_output(output_dir: str | os.PathLike[str], files: Sequence[InputFile]
     from st_static.model.save_load import model_folder_inputs
 
     given = Path(output_dir).expanduser()
-    if given.is_dir() and not given.is_symlink() and any(given.iterdir()) and not is_embeddings_folder(given):
+    if (
+        given.is_dir()
+        and not given.is_symlink()
+        and any(entry.name not in (LOCK_FILE_NAME, OWNER_FILE_NAME) for entry in given.iterdir())
+        and not is_embeddings_folder(given)
+    ):
         raise UnsafeDestinationError(
             f"{given} is a folder with other files in it (no st-static {MANIFEST_NAME}); give a new or empty folder."
         )
-    inputs: list[str | Path] = [item.name for item in files if not item.is_stdin]
+    inputs: list[str | Path] = [item.name for item in files if not item.is_stream]
     if isinstance(model, str | os.PathLike):
         inputs.extend(model_folder_inputs(model))
     return check_destination(given, replaceable=lambda _: True, inputs=inputs, what="output folder")
 
 
 def _describe_input(item: InputFile) -> dict[str, object]:
+    """What identifies an input in the manifest: its resolved path, size and modification time; a stream (standard
+    input, a pipe) its path only, and once read to its end the sha256 of what it gave (``sha256``)."""
     if item.is_stdin:
         return {"name": item.name, "path": "-", "format": item.format}
+    if item.is_stream:  # /dev/fd/N of a process substitution resolves to no path
+        return {"name": item.name, "path": os.path.abspath(os.path.expanduser(item.name)), "format": item.format}
     path = Path(item.name).expanduser().resolve()
-    info = path.stat()
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise InputError(f"{item.name}: cannot be read ({error.strerror or error}).") from None
     return {
         "name": item.name,
         "path": str(path),
@@ -282,10 +320,23 @@ def _describe_input(item: InputFile) -> dict[str, object]:
     }
 
 
-def _open_manifest(folder: Path, arguments: dict[str, object], dim: int, precision: str) -> Manifest:
-    """The folder's manifest, checked against this run's arguments, or a new one (saved at once)."""
-    if (folder / MANIFEST_NAME).exists():
-        manifest = Manifest.load(folder)
+def _open_manifest(
+    folder: Path,
+    arguments: dict[str, object],
+    dim: int,
+    precision: str,
+    files: Sequence[InputFile],
+    stdin: BinaryIO | None,
+) -> Manifest:
+    """The folder's manifest, checked against this run's arguments, or a new one (saved at once; one without a
+    finished shard holds nothing to keep, so a new run replaces it). A finished run over a stream (standard input,
+    a pipe) is checked by reading the stream again: the same texts, the sha256 recorded."""
+    if (folder / MANIFEST_NAME).exists() and ((manifest := Manifest.load(folder)).shards or manifest.complete):
+        if manifest.complete and any(item.is_stream for item in files):
+            arguments = {**arguments, "inputs": [dict(item) for item in arguments["inputs"]]}  # type: ignore[union-attr]
+            for index, item in enumerate(files):
+                if item.is_stream:
+                    arguments["inputs"][index]["sha256"] = stream_digest(item, stdin)  # type: ignore[index]
         changed = differences(manifest.arguments, arguments)  # type: ignore[arg-type]
         if changed:
             raise EmbeddingsFolderError(
@@ -296,6 +347,18 @@ def _open_manifest(folder: Path, arguments: dict[str, object], dim: int, precisi
     manifest = Manifest(arguments=dict(arguments), dim=dim, width=stored_width(dim, precision))
     manifest.save(folder)
     return manifest
+
+
+def _usable_workers(
+    workers: int, total: int | None, done: int, shard_size: int, engine: str, address: str | None
+) -> int:
+    """``workers``, at most one a shard left to embed (when the inputs' size is known) and, on this machine, one a
+    CPU core: each worker loads the model, and one without a shard only costs its load."""
+    if total is not None:
+        workers = min(workers, max(1, math.ceil(max(total - done, 0) / shard_size)))
+    if engine == "local" or address is None:
+        workers = min(workers, os.cpu_count() or 1)
+    return max(1, workers)
 
 
 def _remove_leftovers(folder: Path, finished: int) -> None:

@@ -131,7 +131,10 @@ class Manifest:
 
 
 def differences(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """What differs between two runs' arguments, one phrase each (``precision: float16 there, int8 now``)."""
+    """What differs between two runs' arguments, one phrase each (``precision: float16 there, int8 now``).
+
+    The model is compared by its fingerprint and the inputs by their resolved paths and contents, never by how they
+    were spelt (``tiny``, ``./tiny``, an absolute path, another working folder)."""
     found = []
     for key in sorted(set(recorded) | set(current)):
         before, now = recorded.get(key), current.get(key)
@@ -140,10 +143,15 @@ def differences(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
         if key == "inputs" and isinstance(before, list) and isinstance(now, list):
             found.extend(_input_differences(before, now))
         elif key == "model":
-            found.append(f"model: {_model_name(before)} there, {_model_name(now)} now (or its weights changed)")
+            if _model_sha256(before) is None or _model_sha256(before) != _model_sha256(now):
+                found.append(f"model: {_model_name(before)} there, {_model_name(now)} now (or its weights changed)")
         else:
             found.append(f"{key}: {before!r} there, {now!r} now")
     return found
+
+
+def _model_sha256(model: Any) -> str | None:
+    return model.get("sha256") if isinstance(model, dict) else None
 
 
 def _model_name(model: Any) -> str:
@@ -155,7 +163,13 @@ def _input_differences(before: list[dict[str, Any]], now: list[dict[str, Any]]) 
         return [f"inputs: {[item.get('name') for item in before]} there, {[item.get('name') for item in now]} now"]
     found = []
     for old, new in zip(before, now, strict=True):
-        changed = [key for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
-        if changed:
+        changed = [key for key in sorted((set(old) | set(new)) - {"name"}) if old.get(key) != new.get(key)]
+        if changed == ["sha256"]:  # a stream (standard input, a pipe): compared by its digest
+            what = "standard input" if new.get("path") == "-" else f"the pipe {new.get('name')}"
+            found.append(
+                f"{what} gives other texts than the run read"
+                + ("" if old.get("sha256") else " (or the same: the run recorded no digest of them)")
+            )
+        elif changed:
             found.append(f"input {new.get('name')}: its {', '.join(changed)} changed since the run started")
     return found

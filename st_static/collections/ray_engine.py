@@ -6,6 +6,7 @@ other's run. On a cluster, the model, the inputs and the output folder must be a
 from __future__ import annotations
 
 import contextlib
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from st_static.collections.readers import RowReader
 from st_static.collections.workers import FinishedShard, ShardEmbedder, ShardSettings, embed_first_int8_shard
 from st_static.errors import MissingExtraError
 
+CONNECT_SECONDS = 5.0
+"""How long the check of ``--address`` waits for the cluster's port (Ray itself retries for minutes)."""
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
 """The object store of a local Ray: only plans and shard records go through it (shards are written by the actors)."""
 
@@ -40,6 +43,31 @@ def import_ray() -> ModuleType:
             'The Ray engine (--engine ray) needs Ray Data: pip install "st-static[ray]".'
         ) from error
     return ray
+
+
+def check_ray(address: str | None) -> None:
+    """Check, before any model loads, that Ray Data is installed and that the cluster at ``address`` (``host:port``
+    or ``ray://host:port``; ``auto`` and ``local`` are left to Ray) accepts connections.
+
+    Raises:
+        MissingExtraError: If Ray is not installed.
+        OptionError: If ``address`` is malformed or nothing answers there.
+    """
+    import_ray()
+    if address is None or address in ("auto", "local"):
+        return
+    host, separator, port = address.removeprefix("ray://").rpartition(":")
+    if not separator or not host or not port.isdigit():
+        raise OptionError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT) of a Ray cluster's head.")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+            pass
+    except (OSError, OverflowError) as error:
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        raise OptionError(
+            f"Cannot reach the Ray cluster at {address} ({reason}); check --address (the head node's HOST:PORT), or "
+            "leave it out for a local Ray."
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -151,7 +179,10 @@ def _ray_session(ray: ModuleType, address: str | None, workers: int) -> Iterator
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
     if address is None:
         options.update(num_cpus=workers, object_store_memory=LOCAL_OBJECT_STORE_BYTES)
-    ray.init(address=address, **options)
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, TimeoutError) as error:
+        raise OptionError(f"Cannot connect to the Ray cluster at {address or 'a local Ray'} ({error}).") from None
     try:
         yield
     finally:

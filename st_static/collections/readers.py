@@ -5,7 +5,9 @@ of a given size, each row with its file and line; a bad row is an :class:`InputE
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
+import hashlib
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -63,6 +65,8 @@ class RowReader:
         self.column = column or DEFAULT_COLUMN
         self.id_column = id_column
         self.stdin = stdin
+        self.stream_digests: dict[int, str] = {}
+        """The sha256 of each stream input (standard input, a pipe) read to its end, by input index."""
 
     def batches(self, start: Position, size: int) -> Iterator[RowBatch]:
         """Batches of ``size`` rows (the last one may be shorter) from ``start`` on, across the inputs.
@@ -91,21 +95,25 @@ class RowReader:
     def _chunks(self, index: int, start: Position) -> Iterator[Chunk]:
         item = self.inputs[index]
         rows = 0
-        for chunk in self._format_chunks(item, start):
+        for chunk in self._format_chunks(index, item, start):
             rows += len(chunk)
             yield chunk
         if not rows and start.offset == 0:
             what = "standard input is empty" if item.is_stdin else f"{item.name} has no rows"
             raise InputError(f"{what}: nothing to embed (remove it from the inputs).")
 
-    def _format_chunks(self, item: InputFile, start: Position) -> Iterator[Chunk]:
+    def _format_chunks(self, index: int, item: InputFile, start: Position) -> Iterator[Chunk]:
         if item.format == "parquet":
             yield from _parquet_chunks(item, start, self.column, self.id_column)
             return
-        if item.is_stdin:
+        if item.is_stream:  # read once, from the start, its digest kept (what a rerun compares)
             if start.offset:
-                raise InputError("Standard input cannot be read from the middle; embed a file to resume a run.")
-            yield from self._line_chunks(item, self.stdin if self.stdin is not None else sys.stdin.buffer, start)
+                what = "Standard input" if item.is_stdin else f"{item.name} (a pipe)"
+                raise InputError(f"{what} cannot be read from the middle; embed a file to resume a run.")
+            with open_stream(item, self.stdin) as handle:
+                digesting = DigestingReader(handle)
+                yield from self._line_chunks(item, digesting, start)  # type: ignore[arg-type]
+                self.stream_digests[index] = digesting.hexdigest()
             return
         try:
             with Path(item.name).expanduser().open("rb") as handle:
@@ -119,6 +127,51 @@ class RowReader:
         if item.format == "jsonl":
             return _chunked(_jsonl_rows(item, handle, start, self.column, self.id_column), self.id_column)
         return _chunked(_csv_rows(item, handle, start, self.column, self.id_column), self.id_column)
+
+
+class DigestingReader:
+    """A binary stream read through, the sha256 of every byte read kept (what identifies a stream read once)."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        self.digest.update(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.handle.readline(size)
+        self.digest.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        return self.digest.hexdigest()
+
+
+@contextlib.contextmanager
+def open_stream(item: InputFile, stdin: BinaryIO | None = None) -> Iterator[BinaryIO]:
+    """The binary stream of a stream input: ``stdin`` (default ``sys.stdin.buffer``) for ``-``, else the pipe opened
+    (and closed afterwards)."""
+    if item.is_stdin:
+        yield stdin if stdin is not None else sys.stdin.buffer
+        return
+    try:
+        handle = Path(item.name).expanduser().open("rb")
+    except OSError as error:
+        raise InputError(f"{item.name}: cannot be read ({error.strerror or error}).") from error
+    with handle:
+        yield handle
+
+
+def stream_digest(item: InputFile, stdin: BinaryIO | None = None) -> str:
+    """The sha256 of a stream input read to its end (what a rerun compares with the one its run recorded)."""
+    digest = hashlib.sha256()
+    with open_stream(item, stdin) as handle:
+        while block := handle.read(BLOCK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _assemble(parts: list[tuple[int, Chunk]], with_ids: bool) -> RowBatch:
@@ -250,6 +303,11 @@ def _raw_lines(item: InputFile, handle: BinaryIO, start: Position, seek: bool = 
         number += 1
 
 
+def _option(name: str, column: str) -> str:
+    """The option that names the missing column ``name``: ``--column`` for the text's, else ``--id-column``."""
+    return "--column" if name == column else "--id-column"
+
+
 def _row_id(item: InputFile, number: int, value: Any, column: str) -> str:
     if isinstance(value, str):
         return value
@@ -276,12 +334,16 @@ def _jsonl_rows(
             record = json.loads(line)
         except ValueError as error:
             raise InputError(f"{item.name}:{number}: not a JSON object ({error}).") from None
+        except RecursionError:
+            raise InputError(f"{item.name}:{number}: JSON nested too deep to read (not a row of texts).") from None
         if not isinstance(record, dict):
             raise InputError(f"{item.name}:{number}: expected a JSON object, got a {type(record).__name__}.")
         for name in (column, id_column):
             if name is not None and name not in record:
                 keys = ", ".join(map(repr, list(record)[:10])) or "none"
-                raise InputError(f"{item.name}:{number}: no key {name!r} (keys: {keys}); choose one with --column.")
+                raise InputError(
+                    f"{item.name}:{number}: no key {name!r} (keys: {keys}); choose one with {_option(name, column)}."
+                )
         text = _text_value(item, number, record[column], column)
         row_id = _row_id(item, number, record[id_column], id_column) if id_column is not None else None
         yield text, row_id, number, offset
@@ -309,7 +371,9 @@ def _csv_rows(
         raise InputError(f"{item.name} is empty (expected a header naming the column {column!r}).")
     for name in (column, id_column):
         if name is not None and name not in header:
-            raise InputError(f"{item.name}: no column {name!r}; the header has {header}. Choose one with --column.")
+            raise InputError(
+                f"{item.name}: no column {name!r}; the header has {header}. Choose one with {_option(name, column)}."
+            )
     text_index = header.index(column)
     id_index = header.index(id_column) if id_column is not None else -1
     if start.offset:  # a resumed run: on from the recorded row (else on from the header)
@@ -343,7 +407,9 @@ def _parquet_chunks(item: InputFile, start: Position, column: str, id_column: st
     schema = parquet.schema_arrow
     for name in (column, id_column):
         if name is not None and name not in schema.names:
-            raise InputError(f"{item.name}: no column {name!r}; it has {schema.names}. Choose one with --column.")
+            raise InputError(
+                f"{item.name}: no column {name!r}; it has {schema.names}. Choose one with {_option(name, column)}."
+            )
     kind = schema.field(column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
         raise InputError(f"{item.name}: the column {column!r} holds {kind}, not text.")

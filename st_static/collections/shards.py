@@ -25,10 +25,24 @@ def stored_width(dim: int, precision: str) -> int:
     return (dim + 7) // 8 if precision == "ubinary" else dim
 
 
+CALIBRATION_ROWS = 100
+"""Distinct rows the first shard needs for int8 ranges of its own (each dimension's minimum and maximum)."""
+
+
 def calibration_ranges(vectors: np.ndarray) -> np.ndarray:
-    """The ``(2, dim)`` minimum and maximum of each dimension: the ``ranges`` ``quantize_embeddings`` takes for int8
-    (what it computes itself from calibration embeddings)."""
-    return np.vstack((vectors.min(axis=0), vectors.max(axis=0))).astype(np.float32)
+    """The int8 ``ranges`` (``(2, dim)``, as ``quantize_embeddings`` takes them) for vectors like ``vectors``.
+
+    With at least :data:`CALIBRATION_ROWS` distinct rows, each dimension's minimum and maximum (what
+    ``quantize_embeddings`` computes from calibration embeddings). With fewer (one row, identical rows) those ranges
+    would be empty or fit only these rows, and every later row would be clipped to them: then ``[-r, r]`` in every
+    dimension, ``r`` the largest row norm (1 for unit vectors), which holds every component of vectors of that norm.
+    """
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if len(np.unique(vectors, axis=0)) >= CALIBRATION_ROWS:
+        return np.vstack((vectors.min(axis=0), vectors.max(axis=0))).astype(np.float32)
+    largest = float(np.linalg.norm(vectors, axis=1).max()) if len(vectors) else 0.0
+    bound = largest if np.isfinite(largest) and largest > 0 else 1.0
+    return np.vstack((np.full(vectors.shape[1], -bound), np.full(vectors.shape[1], bound))).astype(np.float32)
 
 
 def quantize(vectors: np.ndarray, precision: str, ranges: np.ndarray | None = None) -> np.ndarray:
@@ -55,8 +69,8 @@ def dequantize(stored: np.ndarray, precision: str, dim: int, ranges: np.ndarray 
         raise ValueError("int8 vectors need the ranges recorded in manifest.json.")
     starts = ranges[0].astype(np.float32)
     steps = (ranges[1] - ranges[0]).astype(np.float32) / 255
-    steps = np.where(steps == 0, 1, steps)
-    return starts + (stored.astype(np.float32) + 128.5) * steps
+    middles = starts + (stored.astype(np.float32) + 128.5) * np.where(steps == 0, 1, steps)
+    return np.where(steps == 0, starts, middles).astype(np.float32)  # an empty range holds its one value
 
 
 def shard_name(index: int, output_format: str) -> str:
@@ -113,6 +127,20 @@ def _write_npy(path: Path, array: np.ndarray) -> None:
             np.save(handle, array, allow_pickle=False)
 
     write_file_atomically(path, write)
+
+
+def shard_problem(shard: Shard, width: int, precision: str) -> str | None:
+    """What is wrong with a shard read back for a folder of ``width`` values per vector in ``precision`` (a shard
+    copied in from another folder: another dimension or precision, row names that do not match its vectors), or
+    ``None``."""
+    vectors = shard.vectors
+    if vectors.ndim != 2 or vectors.shape[1] != width:
+        return f"holds vectors of shape {tuple(vectors.shape)}, where the folder's have {width} values"
+    if vectors.dtype != STORED_DTYPES[precision]:
+        return f"holds {vectors.dtype} vectors, where the folder stores {precision} ones"
+    if len(shard.ids) != len(vectors):
+        return f"names {len(shard.ids)} rows for {len(vectors)} vectors"
+    return None
 
 
 def read_shard(folder: Path, index: int, output_format: str, input_names: Sequence[str]) -> Shard:

@@ -300,8 +300,10 @@ def check_corpus(
         logger.warning("%s: %d of %d lines are not valid UTF-8 text and are left out.", name, skipped[0], total)
     builds_a_table = min_sentences >= MIN_CORPUS_SENTENCES  # else a file of pairs or passages
     if sentences < min_sentences:
+        in_memory = not isinstance(source, CorpusFiles | str | os.PathLike)  # its name counts the sentences already
         raise CorpusError(
-            f"{name} has only {sentences} sentence(s); at least {min_sentences} are needed"
+            f"{'The corpus given in memory' if in_memory else name} has only {sentences} sentence(s); at least "
+            f"{min_sentences:,} are needed"
             + (f" (and {SMALL_CORPUS_SENTENCES:,} or more for a useful table)." if builds_a_table else ".")
         )
     if builds_a_table and sentences < SMALL_CORPUS_SENTENCES:
@@ -333,11 +335,20 @@ def check_pair_file(path: str | os.PathLike[str], name: str) -> None:
         raise type(error)(f"{name}: {error}") from None
 
 
-def check_corpus_language(source: CorpusSource, language: str, name: str = "corpus") -> None:
+def check_corpus_language(
+    source: CorpusSource, language: str, name: str = "corpus", *, advice: str = "pass --languages {guess}."
+) -> None:
     """Refuse a corpus of Chinese or Japanese text for a language written with spaces (``--languages en``).
 
     Words are split at spaces and punctuation unless the language is written without spaces: each line of such
     text would become one "word". Looks at the first :data:`LANGUAGE_SAMPLE_LINES` lines.
+
+    Args:
+        source: The corpus.
+        language: The language its words are split for.
+        name: How the message names the corpus.
+        advice: What the message tells the user to do, formatted with ``guess`` (``zh`` or ``ja``), ``guess_name``,
+            ``language`` and ``language_name``: by default the build's option (``pass --languages zh.``).
 
     Raises:
         CorpusError: If most letters there are Chinese/Japanese characters and ``language`` is not zh or ja; the
@@ -347,7 +358,7 @@ def check_corpus_language(source: CorpusSource, language: str, name: str = "corp
         return
     if isinstance(source, CorpusFiles):
         for path in source.paths:
-            check_corpus_language(path, language, path.name)
+            check_corpus_language(path, language, path.name, advice=advice)
         return
     letters = spaceless = kana = lines = 0
     for sentence in itertools.islice(iter_sentences(source), LANGUAGE_SAMPLE_LINES):
@@ -360,11 +371,12 @@ def check_corpus_language(source: CorpusSource, language: str, name: str = "corp
     if not letters or spaceless <= letters / 2:
         return
     guess = min(JAPANESE_LANGUAGES) if kana > 0.05 * spaceless else "zh"
+    names = {"guess_name": language_name(guess), "language_name": language_name(language)}
     raise CorpusError(
         f"{name}: {spaceless / letters:.0%} of the letters in its first {lines:,} lines are Chinese/Japanese "
         f"characters, written without spaces, but the language is {language} ({language_name(language)}), whose "
         f"words are split at spaces: each line would become one word. It looks like {language_name(guess)} "
-        f"text: pass --languages {guess}."
+        f"text: {advice.format(guess=guess, language=language, **names)}"
     )
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 from collections.abc import Iterator
 
 import torch
@@ -35,6 +36,7 @@ from sentence_transformers.base.modules import Dense, Normalize
 from torch import nn
 
 from st_static.errors import ModelFolderError
+from st_static.tensors import TensorStamp
 
 logger = logging.getLogger(__name__)
 
@@ -83,9 +85,21 @@ EmptyTextDense.__module__ = Dense.__module__
 EmptyTextDense.__name__ = Dense.__name__
 
 
+_CHECKED_DENSE: weakref.WeakKeyDictionary[nn.Module, tuple[TensorStamp, TensorStamp, bool]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Plain ``Dense`` modules already compared with the identity: their tensors' stamps and the answer (held weakly: no
+state is written into the module, so copies and pickles of a model carry none)."""
+
+
 def is_empty_text_dense(module: nn.Module) -> bool:
     """Whether ``module`` is the empty text's ``Dense``: an :class:`EmptyTextDense` (whatever dtype a model cast moved
-    it to: a float16 copy rounds the bias to zero), or the identity matrix plus a tiny bias, no activation."""
+    it to: a float16 copy rounds the bias to zero), or the identity matrix plus a tiny bias, no activation.
+
+    A plain ``Dense`` (a bare load's) has its matrix compared with the identity once: the answer is kept, keyed by the
+    module, until its matrix or bias is replaced or written in place (:class:`~st_static.tensors.TensorStamp`), so
+    ``st_static.encode`` on a bare load checks its pipeline in microseconds.
+    """
     if isinstance(module, EmptyTextDense):
         return True
     if not (
@@ -98,11 +112,17 @@ def is_empty_text_dense(module: nn.Module) -> bool:
         and module.module_output_name == "sentence_embedding"
     ):
         return False
-    weight = module.linear.weight.detach()
-    bias_norm = float(torch.linalg.vector_norm(module.linear.bias.detach().float()))
-    return bool(torch.equal(weight, torch.eye(module.in_features, dtype=weight.dtype, device=weight.device))) and (
+    weight, bias = module.linear.weight, module.linear.bias
+    checked = _CHECKED_DENSE.get(module)
+    if checked is not None and checked[0].matches(weight) and checked[1].matches(bias):
+        return checked[2]
+    matrix = weight.detach()
+    bias_norm = float(torch.linalg.vector_norm(bias.detach().float()))
+    answer = bool(torch.equal(matrix, torch.eye(module.in_features, dtype=matrix.dtype, device=matrix.device))) and (
         0.0 < bias_norm <= _LARGEST_BIAS_NORM
     )
+    _CHECKED_DENSE[module] = (TensorStamp(weight), TensorStamp(bias), answer)
+    return answer
 
 
 def is_empty_text_dense_config(config: object) -> bool:

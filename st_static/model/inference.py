@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.modules import Normalize
+from sentence_transformers.base.modules import Dense, Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-from st_static.model.empty_text import is_empty_text_dense
+from st_static.model.empty_text import EmptyTextDense, is_empty_text_dense
 from st_static.model.row_sums import (
     SMALL_TEXT_ROWS,
     known_counts,
@@ -21,10 +22,122 @@ from st_static.model.row_sums import (
 )
 from st_static.model.static_word_average import StaticWordAverage, check_texts
 from st_static.model.tokenization import is_word_tokenizer
+from st_static.tensors import TensorStamp
+
+
+class PlainLookup:
+    """The look-up of a bare-loaded ``StaticEmbedding`` (:func:`static_module`): the :class:`StaticWordAverage` built
+    from its table and tokenizer, with what it was built from, so that it is built once and rebuilt only when the
+    module's tokenizer is replaced or its table replaced, moved or written in place
+    (:class:`~st_static.tensors.TensorStamp`)."""
+
+    __slots__ = ("module", "tokenizer", "weight")
+
+    def __init__(self, static: StaticEmbedding) -> None:
+        self.tokenizer = static.tokenizer
+        self.weight = TensorStamp(static.embedding.weight)
+        self.module = StaticWordAverage.from_static_embedding(static).eval()
+
+    def matches(self, static: StaticEmbedding) -> bool:
+        """Whether ``static`` still has the tokenizer and the table this look-up was built from."""
+        return static.__dict__.get("tokenizer") is self.tokenizer and self.weight.matches(
+            _tensor_at(static, ("embedding",), "weight")
+        )
+
+
+_PLAIN_LOOKUPS: weakref.WeakKeyDictionary[StaticEmbedding, PlainLookup] = weakref.WeakKeyDictionary()
+"""Bare-loaded modules -> their look-ups, held weakly (no state is written into the module: a copy or a pickle of the
+model carries none, and ``model.eval()``/``.to()`` never reach the private copy)."""
+
+
+def plain_lookup(static: StaticEmbedding) -> PlainLookup | None:
+    """The look-up :func:`static_module` keeps for a bare-loaded ``StaticEmbedding`` (``None`` before its first use)."""
+    return _PLAIN_LOOKUPS.get(static)
+
+
+def _tensor_at(module: torch.nn.Module, owners: tuple[str, ...], name: str) -> torch.Tensor | None:
+    """The parameter or buffer ``name`` of the submodule ``owners`` (``("linear",)``) of ``module``, read from the
+    module dicts without ``nn.Module.__getattr__`` (microseconds on the one-query path); ``None`` where it has none."""
+    for owner in owners:
+        module = module._modules.get(owner)
+        if module is None:
+            return None
+    tensor = module._parameters.get(name)
+    return module._buffers.get(name) if tensor is None else tensor
+
+
+class CheckedPipeline:
+    """A ``SentenceTransformer`` as :func:`encode` last checked it (:func:`check_pipeline`): its modules, the
+    :class:`StaticWordAverage` to read and, for the modules a bare load made (its ``StaticEmbedding``, its empty text's
+    plain ``Dense``), the stamps of their tensors and the table's tokenizer. While the model has the same modules and
+    those are unchanged, the next call checks nothing else; a module added, removed or replaced, one of those tensors
+    replaced, moved or written in place (:class:`~st_static.tensors.TensorStamp`), or the tokenizer replaced, and the
+    pipeline is checked again. (``load_model``'s modules, ``StaticWordAverage`` and ``EmptyTextDense``, pass the checks
+    by their type, so only their identity is kept.)"""
+
+    __slots__ = ("modules", "static", "tensors", "tokenizer")
+
+    def __init__(self, model: SentenceTransformer, static: StaticWordAverage) -> None:
+        self.modules = tuple(model._modules.values())
+        self.static = static
+        plain = [module for module in self.modules if not isinstance(module, StaticWordAverage | EmptyTextDense)]
+        stamps = []
+        for module in plain:
+            for path, tensor in (*module.named_parameters(), *module.named_buffers()):
+                *owners, name = path.split(".")
+                stamps.append((module, tuple(owners), name, TensorStamp(tensor)))
+        self.tensors = tuple(stamps)
+        first = self.modules[0] if self.modules else None
+        self.tokenizer = None if isinstance(first, StaticWordAverage) else getattr(first, "tokenizer", None)
+
+    def matches(self, model: SentenceTransformer) -> bool:
+        """Whether ``model`` is still the pipeline this record was made from."""
+        if tuple(model._modules.values()) != self.modules:  # modules compare by identity (nn.Module has no __eq__)
+            return False
+        if self.tokenizer is not None and self.modules[0].__dict__.get("tokenizer") is not self.tokenizer:
+            return False
+        for module, owners, name, stamp in self.tensors:  # a loop without calls but one: microseconds count here
+            for owner in owners:
+                module = module._modules.get(owner)
+                if module is None:
+                    return False
+            tensor = module._parameters.get(name)
+            if not stamp.matches(module._buffers.get(name) if tensor is None else tensor):
+                return False
+        return True
+
+
+_CHECKED_PIPELINES: dict[int, tuple[weakref.ref, CheckedPipeline]] = {}
+"""``id(model)`` -> (a weak reference to the model, its :class:`CheckedPipeline`); an entry leaves with its model. No
+state is written into the model, so a copy or a pickle of it carries none."""
+
+
+def checked_static_module(model: SentenceTransformer) -> StaticWordAverage:
+    """:func:`check_pipeline`, then :func:`static_module`, both skipped while the model is the pipeline they last
+    passed (:class:`CheckedPipeline`): what :func:`encode` runs on every call.
+
+    Raises:
+        TypeError: As :func:`check_pipeline` and :func:`static_module`.
+    """
+    entry = _CHECKED_PIPELINES.get(id(model))
+    if entry is not None and entry[0]() is model and entry[1].matches(model):
+        return entry[1].static
+    check_pipeline(model)
+    static = static_module(model)
+    key = id(model)
+    _CHECKED_PIPELINES[key] = (
+        weakref.ref(model, lambda _, key=key: _CHECKED_PIPELINES.pop(key, None)),
+        CheckedPipeline(model, static),
+    )
+    return static
 
 
 def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAverage:
     """The :class:`StaticWordAverage` at the input of ``model`` (converted from a bare ``StaticEmbedding``).
+
+    A bare ``StaticEmbedding`` (``SentenceTransformer(folder)``) is converted on first use (its table checked, the
+    look-ups made: about what :func:`st_static.load_model` does at load) and the result kept (:class:`PlainLookup`),
+    so later calls cost what they cost after ``load_model``.
 
     Raises:
         TypeError: If the model does not start with a static embedding module whose tokenizer is st-static's.
@@ -33,17 +146,15 @@ def static_module(model: SentenceTransformer | StaticEmbedding) -> StaticWordAve
     if isinstance(module, StaticWordAverage):
         return module
     if isinstance(module, StaticEmbedding):
-        cached = getattr(module, "_st_static_module", None)
-        if cached is None:
+        lookup = _PLAIN_LOOKUPS.get(module)
+        if lookup is None or not lookup.matches(module):
             if not is_word_tokenizer(module.tokenizer):
                 raise TypeError(
                     "Expected an st-static word model, but this StaticEmbedding has a subword tokenizer "
                     "(e.g. model2vec's); use model.encode instead."
                 )
-            cached = StaticWordAverage.from_static_embedding(module).eval()
-            # Not a registered submodule: model.eval()/.to() must not reach this private copy.
-            object.__setattr__(module, "_st_static_module", cached)
-        return cached
+            lookup = _PLAIN_LOOKUPS[module] = PlainLookup(module)
+        return lookup.module
     raise TypeError(f"Expected a static model (StaticEmbedding first), got {type(module).__name__}.")
 
 
@@ -90,8 +201,8 @@ def encode(
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
         raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}: {batch_size!r}.")
     text_list = check_texts(texts)
-    if isinstance(model, SentenceTransformer):
-        check_pipeline(model)
+    # a pipeline's checks and its look-ups are made once (CheckedPipeline): a bare load costs what load_model's does
+    module = checked_static_module(model) if isinstance(model, SentenceTransformer) else static_module(model)
     prompt = resolve_prompt(model, prompt, prompt_name)
     if prompt:
         text_list = [prompt + text for text in text_list]
@@ -99,7 +210,6 @@ def encode(
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
     batch_size = int(batch_size)
     truncate_dim = model.truncate_dim if isinstance(model, SentenceTransformer) else None
-    module = static_module(model)
     if len(text_list) == 1:  # one query: the rows straight from the ASCII look-up where it applies
         one = _one_text_vector(module, text_list[0], normalize)
         if one is not None:
@@ -174,8 +284,15 @@ def check_pipeline(model: SentenceTransformer) -> None:
         if is_empty_text_dense(later):
             continue
         if not (isinstance(later, Normalize) and later.module_input_name == "sentence_embedding"):
+            # st_static.load_model folds an int8-column scale's Dense into the table; other modules (an ensemble's
+            # BlockNormalize, a MeaningMap, ...) stay whatever loaded the model
+            hint = (
+                " Use model.encode, or load it with st_static.load_model (which folds an int8-column scale into the "
+                "table)."
+                if isinstance(later, Dense)
+                else " Use model.encode."
+            )
             raise TypeError(
                 f"The fast path handles a static embedding followed by Normalize only; this model also has "
-                f"{type(later).__name__}. Use model.encode, or load it with st_static.load_model (which folds "
-                "an int8-column scale into the table)."
+                f"{type(later).__name__}.{hint}"
             )

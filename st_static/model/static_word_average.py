@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 from tokenizers import Tokenizer
 from torch import nn
 from transformers import PreTrainedTokenizerFast
 
 from st_static.errors import ModelFolderError as ModelFolderError  # re-export: callers import it from here
-from st_static.files import write_file_atomically, write_text_atomically
-from st_static.model.folder_checks import FILES_KEY, file_hashes
+from st_static.model.half_precision import after_cast, float32_means, keep_float32_rows
 from st_static.model.metadata import ModelMetadata
-from st_static.model.model2vec_config import write_model2vec_config
+from st_static.model.module_folder import ModuleFolder
 from st_static.model.row_sums import SMALL_TEXT_ROWS, known_counts, sum_rows, text_vector
-from st_static.model.saved_files import (
-    CONFIG_FILE_NAME,
-    FORMAT_VERSION,
-    HASHED_FILES,
-    TOKENIZER_FILE_NAME,
-    WEIGHTS_FILE_NAME,
-)
-from st_static.model.saved_module import read_saved_module
+from st_static.model.saved_files import CONFIG_FILE_NAME as CONFIG_FILE_NAME  # re-export, as the two below
+from st_static.model.saved_files import HASHED_FILES as HASHED_FILES
+from st_static.model.saved_files import WEIGHTS_FILE_NAME as WEIGHTS_FILE_NAME
+from st_static.model.text_forms import UNKNOWN_TOKEN
 from st_static.model.tokenization import (
     DROPPED,
     FallbackLayout,
@@ -44,38 +37,14 @@ from st_static.model.tokenization import (
     token_targets,
 )
 from st_static.model.word_rows import WordRows
+from st_static.model.word_rows import check_texts as check_texts  # re-export: callers import it from here
 from st_static.tensors import to_numpy
 
 NO_TRUNCATION = 2**31 - 1
 """What :attr:`StaticWordAverage.max_seq_length` says: a finite number for "texts are never cut"."""
 
 
-def check_texts(texts: object) -> list[str]:
-    """Return ``texts`` as a list of str, or raise a ``TypeError`` naming the first offending item.
-
-    Args:
-        texts: A str or a sequence of str.
-
-    Returns:
-        The texts as a list (a single str becomes a one-item list).
-
-    Raises:
-        TypeError: If ``texts`` is not a str or a sequence whose items are all str.
-    """
-    if isinstance(texts, str):
-        return [texts]
-    if texts is None or isinstance(texts, bytes | dict) or not isinstance(texts, Sequence | np.ndarray):
-        raise TypeError(f"Expected a str or a sequence of str, got {type(texts).__name__}.")
-    text_list = list(texts)
-    for index, text in enumerate(text_list):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"Expected every text to be a str, but item {index} is {type(text).__name__}: {text!r:.80}."
-            )
-    return text_list
-
-
-class StaticWordAverage(StaticEmbedding):
+class StaticWordAverage(ModuleFolder, StaticEmbedding):
     """A word -> vector table; a text's embedding is the mean of its words' vectors.
 
     The word rules (punctuation dropped, exact then lowercase look-up, longest-known-prefix fallback,
@@ -91,7 +60,8 @@ class StaticWordAverage(StaticEmbedding):
     model2vec's ``config.json`` (:mod:`st_static.model.model2vec_config`: the folder also loads in model2vec).
     It is recorded in ``modules.json`` under ``StaticEmbedding``'s name, so a saved model loads with a bare
     ``SentenceTransformer(path_or_repo_id)`` — no ``trust_remote_code`` and no st-static needed — and encodes
-    identically. :meth:`load` (or :func:`st_static.load_model`) gives the richer class back, with checks.
+    identically. :meth:`load` (or :func:`st_static.load_model`) gives the richer class back, with checks. Saving and
+    loading (:meth:`save`, :meth:`load`, the config) live in :class:`~st_static.model.module_folder.ModuleFolder`.
 
     Args:
         tokenizer: A word tokenizer from :func:`~st_static.model.tokenization.build_word_tokenizer`.
@@ -111,9 +81,6 @@ class StaticWordAverage(StaticEmbedding):
         model.save_pretrained("swe-model")  # loads anywhere with SentenceTransformer("swe-model")
     """
 
-    config_file_name = CONFIG_FILE_NAME
-    config_keys: ClassVar[list[str]] = ["metadata"]
-
     def __init__(
         self,
         tokenizer: Tokenizer | PreTrainedTokenizerFast,
@@ -124,7 +91,8 @@ class StaticWordAverage(StaticEmbedding):
             tokenizer = tokenizer._tokenizer
         if not isinstance(tokenizer, Tokenizer):
             raise TypeError(f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}.")
-        targets, num_words = token_targets(tokenizer)
+        vocab = tokenizer.get_vocab(with_added_tokens=False)  # read once: a copy of ~10^5 keys each time
+        targets, num_words = token_targets(tokenizer, vocab)
         word_vectors = torch.as_tensor(np.asarray(word_vectors) if not torch.is_tensor(word_vectors) else word_vectors)
         if word_vectors.ndim != 2:
             raise ValueError(
@@ -153,9 +121,9 @@ class StaticWordAverage(StaticEmbedding):
         self.embedding = nn.EmbeddingBag.from_pretrained(table, freeze=False, mode="mean", padding_idx=num_words)
         self.register_buffer("token_rows", token_rows, persistent=False)
         self.num_words = num_words
-        self.fallback: FallbackLayout | None = fallback_layout(tokenizer)
+        self.fallback: FallbackLayout | None = fallback_layout(tokenizer, vocab)
         """Where the fallback rows are (the empty-text row, then one per fallback character), or ``None``."""
-        self.piece_rows: range = piece_rows_of(tokenizer)
+        self.piece_rows: range = piece_rows_of(tokenizer, vocab)
         """The rows of the subword pieces unknown words read after their prefix (empty without them)."""
         self.lowercase = is_lowercase_tokenizer(tokenizer)
         self.metadata = metadata
@@ -248,7 +216,9 @@ class StaticWordAverage(StaticEmbedding):
         """Recover a ``StaticWordAverage`` from the ``StaticEmbedding`` a bare ``SentenceTransformer`` loaded."""
         if isinstance(module, StaticWordAverage):
             return module
-        _, num_words = token_targets(module.tokenizer)
+        num_words = module.tokenizer.model.token_to_id(UNKNOWN_TOKEN)  # the layout is checked by the constructor
+        if num_words is None:
+            raise ValueError(f"Not a st-static word tokenizer: it has no {UNKNOWN_TOKEN} token.")
         weight = module.embedding.weight.detach()
         return cls(module.tokenizer, weight[:num_words].clone(), metadata=metadata)
 
@@ -390,11 +360,9 @@ class StaticWordAverage(StaticEmbedding):
         table = None if torch.is_grad_enabled() or input_ids.device.type != "cpu" else self.numpy_table()
         weight = self.embedding.weight
         if table is None and weight.dtype in (torch.float16, torch.bfloat16) and not torch.is_grad_enabled():
-            # a .half() or bfloat16 model: the sums of a long text overflow in 16 bits, so the mean is taken in float32
-            means = nn.functional.embedding_bag(
-                input_ids, weight.float(), offsets, mode="mean", padding_idx=self.num_words
-            )
-            features["sentence_embedding"] = means.to(weight.dtype)
+            # a .half() or bfloat16 model: the means in float32, over float32 fallback rows (model/half_precision.py)
+            kept = self.__dict__.get("_float32_fallback_rows")
+            features["sentence_embedding"] = float32_means(input_ids, offsets, weight, kept, self.num_words)
             return features
         if table is None:
             return super().forward(features, **kwargs)
@@ -406,6 +374,19 @@ class StaticWordAverage(StaticEmbedding):
             means /= np.maximum(known_counts(rows, starts, self.num_words), 1.0)[:, None]
         features["sentence_embedding"] = torch.from_numpy(means)
         return features
+
+    def _apply(self, fn: Any, recurse: bool = True) -> StaticWordAverage:
+        """Move or cast the module (``.to``, ``.half()``, ...), keeping float32 copies of the fallback rows while the
+        table is in 16 bits, which a 16-bit forward pass reads and a cast back to float32 puts back (float16 rounds
+        them to a few bits or to zero: :mod:`st_static.model.half_precision`)."""
+        embedding = self._modules.get("embedding")  # (none yet while the module is constructed)
+        if embedding is not None and self.__dict__.get("fallback") is not None:
+            kept = keep_float32_rows(embedding.weight, self.token_rows, self.fallback_start, self.num_words)
+            self._float32_fallback_rows = kept or self.__dict__.get("_float32_fallback_rows")
+        super()._apply(fn, recurse)
+        if "_float32_fallback_rows" in self.__dict__:
+            self._float32_fallback_rows = after_cast(self.embedding.weight, self._float32_fallback_rows)
+        return self
 
     def sync_token_rows(self) -> None:
         """Copy each word's row into the rows of its case variants and continuation forms.
@@ -434,87 +415,6 @@ class StaticWordAverage(StaticEmbedding):
         if not mode and self.training:  # only when leaving training: encode() calls eval() on every call
             self.sync_token_rows()
         return super().train(mode)
-
-    # ------------------------------------------------------------------ saving and loading
-    def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "format": "st-static",
-            "format_version": FORMAT_VERSION,
-            "num_words": self.num_words,
-            "num_tokens": int(self.embedding.weight.shape[0]),
-            "embedding_dim": self.embedding_dim,
-            "lowercase": self.lowercase,
-            "metadata": self.metadata.to_dict(),
-        }
-
-    @property
-    def saves_column_scale(self) -> bool:
-        """Whether the saved table holds int8 codes scaled per dimension by a module after it (``int8-column``)."""
-        return False
-
-    def tensors_to_save(self) -> dict[str, torch.Tensor]:
-        """The tensors of ``model.safetensors``: the full token table (subclasses store it more compactly)."""
-        self.sync_token_rows()
-        # model2vec's key (StaticEmbedding.load reads it too): with config.json, model2vec loads the folder.
-        return {"embeddings": self.embedding.weight.detach().to("cpu").contiguous()}
-
-    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        """Write ``tokenizer.json``, ``model.safetensors`` and ``st_static_config.json`` (with the first two's sha256).
-
-        Each file is written to a temporary name and renamed into place. A ``modules.json`` already in the
-        folder is removed first: ``SentenceTransformer.save`` writes it last, so a save interrupted in between
-        leaves a folder that refuses to load rather than one that mixes two models.
-        """
-        weights = self.tensors_to_save()
-        output = Path(output_path)
-        output.mkdir(parents=True, exist_ok=True)
-        (output / "modules.json").unlink(missing_ok=True)
-        write_file_atomically(output / WEIGHTS_FILE_NAME, lambda path: save_file(weights, str(path)))
-        write_file_atomically(output / TOKENIZER_FILE_NAME, lambda path: self.tokenizer.save(str(path)))
-        config_text = json.dumps(
-            self.get_config_dict() | {FILES_KEY: file_hashes(output, HASHED_FILES)}, indent=2, sort_keys=True
-        )
-        write_text_atomically(output / CONFIG_FILE_NAME, config_text)
-        write_model2vec_config(output, self.embedding_dim, self.metadata, has_column_scale=self.saves_column_scale)
-
-    @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        **kwargs: Any,
-    ) -> StaticWordAverage:
-        """Load a saved module, checking that its files are complete, sound and agree with each other.
-
-        The checks (:func:`~st_static.model.saved_module.read_saved_module`, :mod:`st_static.model.folder_checks`)
-        run before anything is built from the files: only the word tokenizer's structure, finite float tables of
-        sane magnitude, a well-formed config, and (when the config records them) the sha256 of ``tokenizer.json``
-        and ``model.safetensors`` written at save time. Weights are read from ``model.safetensors`` only, never
-        from a pickle.
-
-        Raises:
-            ModelFolderError: Naming the folder and the problem: a file is missing, corrupt, changed since the
-                save or not what st-static writes, or the table and vocabulary disagree.
-        """
-        hub_kwargs = {
-            "subfolder": subfolder,
-            "token": token,
-            "cache_folder": cache_folder,
-            "revision": revision,
-            "local_files_only": local_files_only,
-        }
-
-        def find_file(file_name: str) -> str | None:
-            return cls.load_file_path(model_name_or_path, filename=file_name, **hub_kwargs)
-
-        saved = read_saved_module(model_name_or_path, find_file)
-        module = cls(saved.tokenizer, saved.word_vectors, metadata=saved.metadata)
-        module.folded_column_scale = saved.column_scale
-        return module
 
 
 # sentence-transformers records ``type(module).__module__`` and ``__name__`` in ``modules.json`` and, since

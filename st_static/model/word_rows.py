@@ -11,6 +11,8 @@ the Rust tokenizer (``encode_batch_fast``). On top of the tokenizer it
   its rows, not gigabytes of tokenizer bookkeeping. The rows are the same as for the uncut text;
 * with fallback rows (:func:`~st_static.model.tokenization.add_fallback_layout`), gives every text the empty-text
   row once: the empty text too (which the tokenizer gives no token), and a cut text once, not once per piece.
+
+:func:`check_texts` checks what a caller hands in (a str or a sequence of str) before any of this.
 """
 
 from __future__ import annotations
@@ -34,6 +36,31 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def replace_surrogates(text: str) -> str:
     """``text`` with every lone surrogate code point replaced by U+FFFD (which the word rules drop)."""
     return _SURROGATE.sub(REPLACEMENT_CHARACTER, text)
+
+
+def check_texts(texts: object) -> list[str]:
+    """Return ``texts`` as a list of str, or raise a ``TypeError`` naming the first offending item.
+
+    Args:
+        texts: A str or a sequence of str.
+
+    Returns:
+        The texts as a list (a single str becomes a one-item list).
+
+    Raises:
+        TypeError: If ``texts`` is not a str or a sequence whose items are all str.
+    """
+    if isinstance(texts, str):
+        return [texts]
+    if texts is None or isinstance(texts, bytes | dict) or not isinstance(texts, Sequence | np.ndarray):
+        raise TypeError(f"Expected a str or a sequence of str, got {type(texts).__name__}.")
+    text_list = list(texts)
+    for index, text in enumerate(text_list):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"Expected every text to be a str, but item {index} is {type(text).__name__}: {text!r:.80}."
+            )
+    return text_list
 
 
 class WordRows:

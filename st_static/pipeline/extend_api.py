@@ -26,7 +26,7 @@ from st_static.extraction.corpus import (
 )
 from st_static.model.metadata import ExtendRecord
 from st_static.settings import ExtractionSettings
-from st_static.teachers import TeacherError, default_prompt
+from st_static.teachers import TeacherError, default_prompt, is_repo_id
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EXTEND_STAGE = "extend"
+LANGUAGE_ADVICE = (
+    "the table splits words as {language_name} does, and extend keeps a table's language: give documents in "
+    "{language_name} (--corpus), or extend a table built for {guess_name} (st-static build --languages {guess})."
+)
+"""What a refused language tells the user of ``extend``, which has no ``--languages``: the table decides it."""
 
 
 def documents_source(corpus: CorpusSource | Sequence[str | os.PathLike[str]]) -> CorpusSource:
@@ -98,7 +103,6 @@ def extend(
     from st_static.compression.model_parts import float_pipeline, rebuild
     from st_static.compression.quantization import CompactStaticWordAverage, quantize_table
     from st_static.extraction.extend import count_document_words, document_sentences, document_words, new_word_rows
-    from st_static.extraction.teacher_model import load_teacher
     from st_static.model.tokenization import normalization_form
 
     module, rest = float_pipeline(model)  # a float32 copy: the input's storage is read from the input itself
@@ -109,7 +113,7 @@ def extend(
     name = corpus_name(source)
     check_corpus(source, name=name, min_sentences=1)
     if metadata.languages and len(metadata.languages) == 1:
-        check_corpus_language(source, metadata.languages[0], name)
+        check_corpus_language(source, metadata.languages[0], name, advice=LANGUAGE_ADVICE)
     texts = list(iter_sentences(source))
     counts = count_document_words(texts, module.lowercase, form=normalization_form(module.tokenizer))
     words = document_words(module, counts, min_count=min_count, numbers=numbers)
@@ -123,7 +127,8 @@ def extend(
     teacher_name = None if isinstance(teacher, SentenceTransformer) else (teacher or metadata.teacher)
     if teacher_name is None and not isinstance(teacher, SentenceTransformer):
         raise TeacherError(
-            "The table records no teacher (metadata.teacher); give the teacher it was distilled from (--teacher)."
+            "The table records no teacher (metadata.teacher); give the teacher it was distilled from with --teacher "
+            "(teacher= in st_static.extend): its Hub id, alias or folder."
         )
     prompt = metadata.prompt
     if prompt is None:
@@ -131,7 +136,7 @@ def extend(
     loaded = (
         teacher
         if isinstance(teacher, SentenceTransformer)
-        else load_teacher(str(teacher_name), device=device, precision=teacher_precision)
+        else _load_teacher(teacher_name, teacher, device, teacher_precision)
     )
     new = new_word_rows(
         module,
@@ -170,6 +175,33 @@ def extend(
         extended = CompactStaticWordAverage(extended.tokenizer, half, metadata=updated, storage=storage)
     logger.info("Added %d words from %s (map fitted on %d words).", len(new.words), name, record.fitted_on)
     return rebuild(model, [extended, *rest])
+
+
+def _load_teacher(
+    name: str | os.PathLike[str], given: str | os.PathLike[str] | None, device: str | None, precision: str
+) -> SentenceTransformer:
+    """The teacher ``name``; when it cannot be loaded, the error says how to give it (``--teacher``).
+
+    Raises:
+        TeacherError: Naming the teacher, why it cannot be loaded, and ``--teacher``.
+    """
+    from st_static.extraction.teacher_model import load_teacher
+
+    try:
+        return load_teacher(str(name), device=device, precision=precision)
+    except TeacherError as error:
+        if given is not None:
+            raise TeacherError(f"--teacher {given}: {error}") from error
+        copy = (
+            f"a copy fetched where the Hub can be reached (hf download {name} --local-dir DIR)"
+            if is_repo_id(str(name)) and not Path(name).exists()
+            else "its folder on this machine"
+        )
+        raise TeacherError(
+            f"{error} extend reads the new words with the teacher the table records (metadata.teacher): give it with "
+            f"--teacher (teacher= in st_static.extend): --teacher DIR, {copy}, or its Hub id or alias once it is in "
+            "the Hugging Face cache."
+        ) from error
 
 
 def extend_inputs(

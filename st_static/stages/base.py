@@ -28,12 +28,12 @@ from st_static.files import write_json_atomically
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import load_model
 from st_static.settings import BuildSettings, ExtractionSettings
+from st_static.stages.extraction_folder import ExtractionStage  # the folder reader: imports no stage
 
 if TYPE_CHECKING:
     from st_static.extraction.long_texts import LongTexts
     from st_static.extraction.multilingual import MultilingualCorpus
     from st_static.extraction.target_mix import SecondTeacherTargets
-    from st_static.stages.extraction import ExtractionStage
 
 Evaluator = Callable[[SentenceTransformer], dict[str, dict[str, Any]]]
 """Scores a model: task name -> result with ``metric`` and ``score`` (x100), as ``st_static.evaluation`` gives."""

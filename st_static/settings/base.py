@@ -1,0 +1,61 @@
+"""What every settings class shares: the field helper (default, help text, command-line form), the checks of
+values, :class:`SettingsError`, and the storage formats."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, field
+from typing import Any
+
+from st_static.errors import StStaticError
+
+STORAGE_FORMATS = ("float32", "float16", "int8-row", "int8-column", "binary")
+"""The storage formats of :mod:`st_static.model.storage` (kept equal by ``tests/test_pieces.py``)."""
+
+
+class SettingsError(StStaticError, ValueError):
+    """A setting has a value it cannot take."""
+
+
+def check_device(device: str | None) -> None:
+    """Refuse a ``device`` that torch cannot parse (``None``: the best available, always accepted).
+
+    Raises:
+        SettingsError: Naming the device.
+    """
+    if device is None:
+        return
+    import torch
+
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise SettingsError(f"device {device!r} is not a torch device ({error}).") from None
+
+
+def setting(default: Any = MISSING, help: str = "", *, factory: Any = MISSING, cli: str = "") -> Any:
+    """A settings field: its default, its help text and (``cli``) how the command line writes it.
+
+    ``cli``: ``""`` (the field's own type), ``"comma"`` (a comma-separated list), ``"repeat"`` (a repeatable
+    option), ``"pairs"`` (repeatable ``KEY=VALUE``), ``"skip"`` (not an option).
+    """
+    metadata = {"help": help, "cli": cli}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def positive_int(settings: object, *names: str) -> None:
+    """Refuse a field of ``names`` that is not a positive int (``bool`` is none)."""
+    for name in names:
+        value = getattr(settings, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SettingsError(f"{name} must be a positive integer, got {value!r}.")
+
+
+def positive_number(settings: object, *names: str) -> None:
+    """Refuse a field of ``names`` that is not a finite positive number."""
+    for name in names:
+        value = getattr(settings, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            raise SettingsError(f"{name} must be a positive number, got {value!r}.")
