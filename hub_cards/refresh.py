@@ -210,6 +210,15 @@ MODERN_DATA_LICENSE = (
     "(Wikipedia, WikiText-2, Wikibooks), news articles of their publishers, MIT, Apache-2.0, PDDL-1.0 (each source: "
     "../shared/data/README.md)"
 )
+# The project's full English corpus (issue 37's default): en.txt and the modern corpus without its students' chat lines.
+FULL_CORPUS_OPTIONS = (
+    "--corpus",
+    f"{DATA}/corpus/en-modern.txt",
+    "--leave-out-sources",
+    "chitchat",
+    "--data-license",
+    MODERN_DATA_LICENSE,
+)
 # The README's command 1 (issue 67): no --corpus, so the bundled English corpus (st_static/bundled/NOTICE.md: en.txt
 # and the redistributable sources of the modern corpus), scored on the bundled STS-B files during the build; its card
 # keeps the Hub name of the MiniLM table and its evaluation reads ../shared/data.
@@ -226,36 +235,12 @@ MINILM_256 = CardSpec(
 # the dev sets and the task files' dev halves: benchmarks/results/2026-11-26-modern-corpus.md): the published
 # ensemble's member, built before the bundled corpus.
 MINILM_256_SHARED = replace(
-    english(
-        "sentence-transformers/all-MiniLM-L6-v2",
-        384,
-        256,
-        options=(
-            "--corpus",
-            f"{DATA}/corpus/en-modern.txt",
-            "--leave-out-sources",
-            "chitchat",
-            "--data-license",
-            MODERN_DATA_LICENSE,
-        ),
-    ),
+    english("sentence-transformers/all-MiniLM-L6-v2", 384, 256, options=FULL_CORPUS_OPTIONS),
     folder="swe-minilm-256-shared",
 )
 # The GTE-class table (issue 43): nomic-embed-text-v1.5 (Apache-2.0; its registry prompt "clustering: ") over the
 # default corpus, with every other setting the MiniLM default (chosen on dev: benchmarks/results/2026-11-26-nomic-*).
-NOMIC_256 = english(
-    "nomic-ai/nomic-embed-text-v1.5",
-    768,
-    256,
-    options=(
-        "--corpus",
-        f"{DATA}/corpus/en-modern.txt",
-        "--leave-out-sources",
-        "chitchat",
-        "--data-license",
-        MODERN_DATA_LICENSE,
-    ),
-)
+NOMIC_256 = english("nomic-ai/nomic-embed-text-v1.5", 768, 256, options=FULL_CORPUS_OPTIONS)
 # The English flagship (issue 54): nomic's word vectors (the nomic build's extraction, completion and PCA) distilled
 # against a mix of both teachers' neighbour distributions, all-MiniLM-L6-v2 giving FLAGSHIP_WEIGHT of them over every
 # distillation sentence (the mix and the weight chosen on dev over three seeds:
