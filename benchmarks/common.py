@@ -87,7 +87,7 @@ LIBRARY = {
     "st_static.files": ["folder_lock"],
     "tests.hf_cache": ["place_in_hf_cache"],
     "st_static.model.inference": ["check_pipeline", "static_module"],
-    "st_static.model.languages": ["is_spaceless_token"],
+    "st_static.model.languages": ["ISO_639_3", "is_spaceless_token"],
     "st_static.losses": ["BilingualContrastiveLoss", "SimilarityDistillationLoss"],
     "st_static.losses.similarity_distillation": ["similarity_distillation_loss"],
     "st_static.pipeline.run": ["run_pipeline"],

@@ -27,6 +27,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Normalize
 
 from benchmarks.common import (
+    ISO_639_3,
     ExtractionStage,
     ReductionSettings,
     StaticWordAverage,
@@ -47,7 +48,6 @@ from benchmarks.common import (
     write_report,
 )
 
-TATOEBA_CODES = {"de": "deu", "ja": "jpn", "zh": "cmn"}
 PEER_SCRIPT = """
 import json, sys, numpy as np
 from static_model import get_embeddings
@@ -70,7 +70,7 @@ def tasks_for(data: Path, languages: list[str]) -> dict[str, tuple[str, Path]]:
         "stsb-en-test": ("sts", data / "sts" / "stsb-en-test.tsv"),
     }
     for language in languages[1:]:
-        tasks[f"tatoeba-{language}"] = ("translation", data / "tatoeba" / f"{TATOEBA_CODES[language]}-eng.tsv")
+        tasks[f"tatoeba-{language}"] = ("translation", data / "tatoeba" / f"{ISO_639_3[language]}-eng.tsv")
         tasks[f"sts-en-{language}"] = ("sts", data / "sts" / f"stsb-en-{language}-test.tsv")
     return tasks
 

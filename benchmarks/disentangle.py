@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import (
+    ISO_639_3,
     command_line,
     default_data_dir,
     evaluate_sts,
@@ -51,9 +52,6 @@ from benchmarks.common import (
     write_report,
 )
 
-ISO3 = {"de": "deu", "ja": "jpn", "zh": "cmn", "fr": "fra", "es": "spa", "it": "ita", "nl": "nld", "pl": "pol"}
-ISO3 |= {"pt": "por", "ru": "rus", "tr": "tur", "ar": "ara", "cs": "ces", "fi": "fin", "hu": "hun", "id": "ind"}
-ISO3 |= {"ko": "kor", "sv": "swe", "uk": "ukr", "vi": "vie"}
 VARIANTS = ("baseline", "intra", "inter", "both")
 
 
@@ -64,7 +62,7 @@ def tasks_for(data: Path, languages: list[str]) -> dict[str, tuple[str, str, Pat
         tasks[f"stsb-{language}-test"] = ("sts", "test", data / "sts" / f"stsb-{language}-test.tsv")
     for language in languages[1:]:
         tasks[f"stsb-en-{language}-test"] = ("sts", "test", data / "sts" / f"stsb-en-{language}-test.tsv")
-        code = ISO3.get(language, language)
+        code = ISO_639_3.get(language, language)
         tasks[f"tatoeba-{language}"] = ("translation", "dev", data / "tatoeba" / f"{code}-eng.tsv")
         tasks[f"tuxpaint-{language}"] = ("translation", "dev", data / "xling" / "tuxpaint" / f"{code}-eng.tsv")
     missing = [name for name, (_, _, path) in tasks.items() if not path.exists()]

@@ -35,17 +35,7 @@ from benchmarks.common import (
     task_scores,
     write_report,
 )
-
-
-def _first_lines(path: Path, count: int, skip: int = 0) -> list[str]:
-    lines: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for index, line in enumerate(handle):
-            if index >= skip and line.strip():
-                lines.append(line.strip())
-                if len(lines) == count:
-                    break
-    return lines
+from st_static.data_files import first_lines
 
 
 def _with_weights(model: object, weights: list[float]) -> object:
@@ -182,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
     if args.cost:
-        texts = _first_lines(args.cost_texts, 20_000)
+        texts = first_lines(args.cost_texts, 20_000)
         rows = {}
         for item in args.cost:
             label, _, folder = item.partition("=")
@@ -225,12 +215,12 @@ def main(argv: list[str] | None = None) -> None:
     if len(used) > 1:  # the chosen members alone, as the shipped command builds them
         weights = [chosen["weights"][i] for i in used]
         exact = ensemble([members[i] for i in used], weights, names=[names[i] for i in used])
-    folded = fold_block_normalization(exact, _first_lines(args.fold_texts, args.fold_lines))
+    folded = fold_block_normalization(exact, first_lines(args.fold_texts, args.fold_lines))
     forms = {"exact (BlockNormalize)": exact, "folded (Normalize)": folded}
     for size in args.vocab_size:
         forms[f"folded, {size:,} words"] = prune_vocabulary(folded, size)
     form_rows = {label: score(form, args.data) for label, form in forms.items()}
-    agreement_texts = _first_lines(args.fold_texts, args.agreement_lines, skip=args.fold_lines)
+    agreement_texts = first_lines(args.fold_texts, args.agreement_lines, skip=args.fold_lines)
     agreements = agreement(exact, [members[i] for i in used], [names[i] for i in used], agreement_texts)
 
     lines = [

@@ -98,6 +98,19 @@ def _utf8_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
             ) from None
 
 
+def first_lines(path: str | os.PathLike[str], count: int, skip: int = 0) -> list[str]:
+    """The first ``count`` non-empty lines of a UTF-8 text file after its first ``skip`` lines, stripped
+    (undecodable bytes read as U+FFFD)."""
+    lines: list[str] = []
+    with Path(path).open(encoding="utf-8", errors="replace") as handle:
+        for index, line in enumerate(handle):
+            if index >= skip and line.strip():
+                lines.append(line.strip())
+                if len(lines) == count:
+                    break
+    return lines
+
+
 def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score") -> ScoredPairs:
     """Read ``sentence1``, ``sentence2`` and a numeric score column (STS score or paraphrase label).
 

@@ -68,6 +68,8 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
     second_teacher_settings = {name: extraction_settings.pop(name) for name in second_fields}
     for name in ("fallback_rows", "piece_rows", "storage"):
         extraction_settings.pop(name)
+    if extraction_settings["language_vocab_sizes"] is None:  # a later field, keying only builds that give it
+        extraction_settings.pop("language_vocab_sizes")
     extraction_settings["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
     pair_digests = [
         corpus_digest(paths[0]) if len(paths) == 1 else [corpus_digest(path) for path in paths]
@@ -179,6 +181,11 @@ VARIANTS = {
         "crosslingual_distillation": True,
     },
     "cross-lingual, chinese": lambda i: {"parallel": [i["chinese"]], "languages": ["en", "zh"]},
+    "cross-lingual, sizes per language": lambda i: {
+        "parallel": [i["pairs"]],
+        "languages": ["en", "de"],
+        "language_vocab_sizes": {"de": 5},
+    },
 }
 
 

@@ -52,8 +52,8 @@ def build(
         Path | None,
         typer.Option(
             "--eval-data",
-            help="Data folder (sts/, pairclass/, tatoeba/) for a short evaluation after every stage; default: the "
-            "bundled STS-B English dev and test files (st_static/bundled/NOTICE.md).",
+            help="Data folder (sts/, pairclass/, tatoeba/, xling/tuxpaint/) for a short evaluation after every stage; "
+            "default: the bundled STS-B English dev and test files (st_static/bundled/NOTICE.md).",
         ),
     ] = None,
     eval_tasks: Annotated[
@@ -61,7 +61,7 @@ def build(
         typer.Option(
             "--eval-tasks",
             help=f"Tasks (comma-separated globs) of --eval-data; default {DEFAULT_EVAL_TASKS} for an English table, "
-            "every file for a cross-lingual one.",
+            "the dev and test files of its languages for a cross-lingual one.",
         ),
     ] = None,
     force: Annotated[
@@ -80,6 +80,7 @@ def build(
     """Build a static model from a teacher: extraction -> PCA/ABTT -> refinement, caching every stage."""
     from st_static.evaluation.report import stage_scores_markdown
     from st_static.evaluation.suite import task_evaluator
+    from st_static.model.script_coverage import coverage_line
     from st_static.pipeline.publish import build as run_build
     from st_static.training.progress import trainer_logs
 
@@ -92,7 +93,7 @@ def build(
         evaluator = task_evaluator(bundled.DEFAULT_EVAL_DATA, eval_tasks or bundled.DEFAULT_EVAL_TASKS)
     else:
         tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)
-        evaluator = task_evaluator(eval_data, tasks)
+        evaluator = task_evaluator(eval_data, tasks, languages=settings.languages if tasks is None else None)
     with trainer_logs(verbose), transformers_progress_bars(verbose):
         result = run_build(
             settings,
@@ -106,6 +107,8 @@ def build(
     typer.echo(f"Built {result.output} (stages cached in {result.work_dir}).")
     typer.echo("Seconds per stage: " + json.dumps({stage: round(value) for stage, value in result.seconds.items()}))
     typer.echo(vocabulary_line(result.vocabulary))
+    if result.scripts:
+        typer.echo(coverage_line(result.scripts))
     if result.stage_scores:
         typer.echo(stage_scores_markdown(result.stage_scores))
         typer.echo(f"Stage scores: {result.output / 'stage_scores.md'}")
@@ -141,6 +144,9 @@ def vocabulary_line(vocabulary: dict) -> str:
     """``Vocabulary: N corpus words + M completed ...`` from a build's vocabulary record."""
     corpus = vocabulary.get("corpus")
     parts = [f"{corpus:,} corpus words"] if corpus is not None else []
+    per_language = vocabulary.get("per_language")
+    if parts and per_language:
+        parts[0] += " (" + ", ".join(f"{language} {count:,}" for language, count in per_language.items()) + ")"
     completion = vocabulary.get("completion")
     if completion is None:
         parts.append("no completion")

@@ -8,21 +8,16 @@ from typing import Annotated
 import typer
 
 from st_static.cli.app import command, fail
+from st_static.data_files import first_lines
 
 FOLD_NORM_LINES = 20_000
 
 
-def _first_lines(path: Path, count: int) -> list[str]:
-    """The first ``count`` non-empty lines of a UTF-8 text file (undecodable bytes read as U+FFFD)."""
+def _fold_norm_texts(path: Path, count: int) -> list[str]:
+    """The first ``count`` non-empty lines of ``--fold-norms`` (undecodable bytes read as U+FFFD)."""
     if not path.is_file():
         raise fail(f"--fold-norms: {path} is not a file.")
-    lines: list[str] = []
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if line.strip():
-                lines.append(line.strip())
-                if len(lines) == count:
-                    break
+    lines = first_lines(path, count)
     if not lines:
         raise fail(f"--fold-norms: {path} has no text.")
     return lines
@@ -170,7 +165,7 @@ def compress(
         raise fail(f"--eval-data {eval_data}: not a folder.")
     inputs = [*(name for name in models if Path(name).exists()), frequencies, fold_norms]
     check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
-    norm_texts = _first_lines(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
+    norm_texts = _fold_norm_texts(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
     try:
         ranking = read_frequencies(frequencies) if frequencies is not None else None
     except ValueError as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,6 +12,8 @@ from st_static.cli.app import command, fail
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+    from st_static.evaluation.suite import EvaluationTask
 
 DATA_ENVIRONMENT_VARIABLE = "ST_STATIC_DATA"
 
@@ -56,6 +58,45 @@ def model_languages(model: SentenceTransformer) -> list[str] | None:
     return list(languages) if languages else None
 
 
+def teacher_scores(
+    teacher: SentenceTransformer | dict[str, dict[str, Any]], tasks: list[EvaluationTask], prompt: str, batch_size: int
+) -> dict[str, dict[str, Any]]:
+    """The teacher's results on ``tasks``: encoded now for a loaded model, or those of its read evaluation file."""
+    from st_static.evaluation.encoders import model_encoder
+    from st_static.evaluation.suite import distinct_tasks, evaluate_tasks
+
+    if isinstance(teacher, dict):
+        names = {task.name for task in distinct_tasks(tasks)}
+        return {name: result for name, result in teacher.items() if name in names}
+    return evaluate_tasks(model_encoder(teacher, prompt=prompt or None, batch_size=batch_size), tasks)
+
+
+def open_teacher(
+    teacher: str, prompt: str | None, device: str | None
+) -> tuple[str, SentenceTransformer | dict[str, dict[str, Any]], str]:
+    """``(name, loaded model or the results of its evaluation file, prompt)`` of ``--teacher``, checked now.
+
+    Raises:
+        typer.Exit: With one error line when the teacher cannot be loaded or its file read.
+    """
+    path = Path(teacher)
+    if path.suffix == ".json" and path.is_file():
+        from st_static.model_card.evaluation_table import EvaluationFileError, read_evaluation
+
+        try:
+            evaluation = read_evaluation(path)
+        except EvaluationFileError as error:
+            raise fail(f"--teacher {teacher}: {_first_line(error)}") from error
+        return str(evaluation.get("model") or path.stem), evaluation["results"], ""
+    from st_static.teachers import default_prompt
+
+    try:
+        chosen_prompt = default_prompt(teacher) if prompt is None else prompt
+        return teacher, load_any_model(teacher, device=device), chosen_prompt
+    except Exception as error:  # any loader failure becomes one line, not a traceback
+        raise fail(f"could not load teacher {teacher}: {_first_line(error)}") from error
+
+
 @command()
 def evaluate(
     model: Annotated[str, typer.Argument(help="Model folder or Hub repo id (anything SentenceTransformer loads).")],
@@ -64,7 +105,8 @@ def evaluate(
         typer.Option(
             "--data",
             envvar=DATA_ENVIRONMENT_VARIABLE,
-            help=f"Data folder (sts/, tatoeba/, pairclass/, tasks/); or set {DATA_ENVIRONMENT_VARIABLE}.",
+            help=f"Data folder (sts/, tatoeba/, xling/tuxpaint/, pairclass/, tasks/); or set "
+            f"{DATA_ENVIRONMENT_VARIABLE}.",
         ),
     ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results to this JSON file.")] = None,
@@ -95,25 +137,45 @@ def evaluate(
     device: Annotated[
         str | None, typer.Option("--device", help="Device to run the model on (default: ST's choice).")
     ] = None,
+    teacher: Annotated[
+        str | None,
+        typer.Option(
+            "--teacher",
+            help="Also score this teacher (model folder, Hub id or registry name) on the same local tasks, or read "
+            "its scores from the --json file of its own evaluation; shown beside the model's and kept in --json "
+            'under "teacher".',
+        ),
+    ] = None,
+    teacher_prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--teacher-prompt",
+            help='Prompt of --teacher (default: the registry\'s, e.g. "query: " for multilingual-e5, or its own).',
+        ),
+    ] = None,
 ) -> None:
-    """Evaluate MODEL on the known data files (STS Spearman, Tatoeba accuracy, MSRP AP, task files) and print tables.
+    """Evaluate MODEL on the known data files (STS Spearman, Tatoeba and Tux Paint accuracy, MSRP AP, task files) and
+    print tables.
 
-    Known files: sts/stsb-*.tsv and sts/sick-*.tsv (Spearman x100 of cosine), tatoeba/*.tsv (retrieval accuracy
-    in both directions, with alignment, uniformity and language silhouette), pairclass/msrp-*.tsv (average
-    precision of cosine), tasks/ (classification accuracy, clustering V-measure, retrieval nDCG@10, through mteb).
-    Other files are ignored. The last row of the first table is the mean over tasks; a second table gives the
-    mean per task type, the task mean and the STS mean.
+    Known files: sts/stsb-*.tsv and sts/sick-*.tsv (Spearman x100 of cosine), tatoeba/*.tsv and xling/tuxpaint/*.tsv
+    (bitext retrieval accuracy in both directions, with alignment, uniformity and language silhouette; tasks
+    tatoeba-fra-eng, tuxpaint-fra-eng, ...), pairclass/msrp-*.tsv (average precision of cosine), tasks/
+    (classification accuracy, clustering V-measure, retrieval nDCG@10, through mteb). Other files are ignored. The
+    last row of the first table is the mean over tasks; with bitext files a table per language follows (with
+    --teacher, the teacher's scores beside the model's and the share of them it keeps); another gives the mean per
+    task type, the task mean and the STS mean.
     """
     from st_static.evaluation.encoders import model_encoder
     from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
     from st_static.evaluation.suite import EvaluationTask, default_tasks, evaluate_tasks, find_tasks
     from st_static.evaluation.task_files import split_task_arguments, summary_markdown
+    from st_static.model_card.language_summary import render_language_summary
 
     globs, own_files = split_task_arguments(tasks) if tasks is not None else (None, [])
     if data is None and mteb is None and not own_files:
         raise fail(
-            f"pass --data DIR (a folder with sts/, tatoeba/, pairclass/, tasks/), set {DATA_ENVIRONMENT_VARIABLE}, "
-            "or name task files with --tasks."
+            "pass --data DIR (a folder with sts/, tatoeba/, xling/tuxpaint/, pairclass/, tasks/), set "
+            f"{DATA_ENVIRONMENT_VARIABLE}, or name task files with --tasks."
         )
     local_tasks = find_tasks(data, include=globs) if data is not None and (globs or not own_files) else []
     local_tasks += [EvaluationTask(task.name, "task", task.path) for task in own_files]
@@ -123,6 +185,8 @@ def evaluate(
         from st_static.teachers import resolve_teacher
 
         read = [*model_folder_inputs(resolve_teacher(model)), *(task.path for task in local_tasks)]
+        if teacher is not None:
+            read += [Path(teacher)] if Path(teacher).is_file() else model_folder_inputs(resolve_teacher(teacher))
         check_file_destination(json_path, inputs=read, what="--json file")
 
     mteb_tasks = []
@@ -141,6 +205,9 @@ def evaluate(
         local_tasks = default_tasks(local_tasks, model_languages(loaded))
         if data is not None and not local_tasks:
             raise fail(f"{data} has no dev or test file in the model's languages; choose files with --tasks.")
+    teacher_name, teacher_model, prompt_of_teacher = (
+        open_teacher(teacher, teacher_prompt, device) if teacher is not None else (None, None, "")
+    )
 
     results = {}
     try:
@@ -153,11 +220,21 @@ def evaluate(
         for name, result in run_mteb(loaded, mteb_tasks, batch_size=batch_size, prompt=prompt).items():
             results[f"mteb/{name}" if name in results else name] = result  # a local file may share its name
 
-    typer.echo(f"## {model}\n")
-    typer.echo(markdown_tables(results))
+    compared = None
+    if teacher_model is not None:
+        try:
+            compared = teacher_scores(teacher_model, local_tasks, prompt_of_teacher, batch_size)
+        except UnicodeDecodeError as error:
+            raise fail(f"corrupt data file: {_first_line(error)}") from error
+
+    typer.echo(f"## {model}" + (f" (teacher: {teacher_name})" if teacher_name else "") + "\n")
+    typer.echo(markdown_tables(results, compared))
+    languages = render_language_summary(results, compared)
+    if languages:
+        typer.echo("\nBitext accuracy per language (both directions):\n\n" + languages)
     summary = summary_markdown(results)
     if summary:
         typer.echo("\n" + summary)
     if json_path is not None:
-        write_json(evaluation_document(model, results), json_path)
+        write_json(evaluation_document(model, results, teacher_name, compared), json_path)
         typer.echo(f"\nwrote {json_path}")

@@ -41,6 +41,9 @@ def _option(owner: type, item: Field[Any]) -> inspect.Parameter:
     if style == "comma":
         annotation: Any = str | None
         default = ",".join(str(value) for value in default) if default else None
+    elif style == "comma-pairs":
+        annotation = str | None
+        default = ",".join(f"{key}={value}" for key, value in default.items()) if default else None
     elif style in ("repeat", "pairs"):
         annotation = list[str] | None
         default = None
@@ -90,6 +93,38 @@ def _parse_pairs(name: str, items: list[str] | None) -> dict[str, str] | None:
     return parsed
 
 
+def _dict_value_type(hint: Any) -> Any:
+    """``int`` for ``dict[str, int] | None``; ``str`` for a hint without a dict."""
+    union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+    for member in typing.get_args(hint) if union else (hint,):
+        if typing.get_origin(member) is dict:
+            return typing.get_args(member)[1]
+    return str
+
+
+def _parse_comma_pairs(name: str, text: str | None, hint: Any) -> dict[str, Any] | None:
+    """``"de=40000,ko=12000"`` -> ``{"de": 40000, "ko": 12000}`` (int values for a field of int values)."""
+    flag = f"--{name.replace('_', '-')}"
+    if text is None or not text.strip():
+        return None
+    integers = _dict_value_type(hint) is int
+    parsed: dict[str, Any] = {}
+    for item in (part.strip() for part in text.split(",")):
+        key, separator, value = (part.strip() for part in item.partition("="))
+        if not separator or not key or not value:
+            raise SettingsError(f"{flag} takes comma-separated KEY=VALUE (e.g. de=40000,ko=12000), got {item!r}.")
+        if key in parsed:
+            raise SettingsError(f"{flag} names {key} twice.")
+        if integers:
+            try:
+                parsed[key] = int(value)
+            except ValueError:
+                raise SettingsError(f"{flag} {key}={value}: {value!r} is not an integer.") from None
+        else:
+            parsed[key] = value
+    return parsed
+
+
 def settings_from_options(values: dict[str, Any]) -> BuildSettings:
     """Build settings from the values of :func:`settings_parameters` (other keys are ignored).
 
@@ -108,6 +143,8 @@ def settings_from_options(values: dict[str, Any]) -> BuildSettings:
                 raise SettingsError(f"--{item.name.replace('_', '-')} needs at least one value.")
         elif style == "pairs":
             value = _parse_pairs(item.name, value)
+        elif style == "comma-pairs":
+            value = _parse_comma_pairs(item.name, value, typing.get_type_hints(owner)[item.name])
         elif style == "repeat":
             value = [str(path) for path in value] if value else None
         chosen[item.name] = value

@@ -36,9 +36,18 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def evaluation_document(model: str, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The evaluation file's content: ``{"model", "results", "versions"}`` (see DEVELOPING.md)."""
-    return {"model": model, "results": _json_safe(results), "versions": package_versions()}
+def evaluation_document(
+    model: str,
+    results: dict[str, dict[str, Any]],
+    teacher: str | None = None,
+    teacher_results: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The evaluation file's content: ``{"model", "results", "versions"}`` (see DEVELOPING.md), with the teacher's
+    results on the same tasks as ``"teacher": {"model", "results"}`` when given."""
+    document: dict[str, Any] = {"model": model, "results": _json_safe(results)}
+    if teacher_results is not None:
+        document["teacher"] = {"model": teacher, "results": _json_safe(teacher_results)}
+    return {**document, "versions": package_versions()}
 
 
 def write_json(document: dict[str, Any], path: str | os.PathLike[str]) -> Path:
@@ -54,14 +63,34 @@ def _number(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-def markdown_tables(results: dict[str, dict[str, Any]]) -> str:
-    """A scores table (task, metric, score x100, size) and, for translation tasks, a diagnostics table."""
-    lines = ["| task | metric | score | pairs |", "| --- | --- | ---: | ---: |"]
+def _score(result: dict[str, Any] | None) -> float | None:
+    score = (result or {}).get("score")
+    return float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+
+
+def markdown_tables(
+    results: dict[str, dict[str, Any]], teacher_results: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """A scores table (task, metric, score x100, size; with ``teacher_results``, the teacher's score beside the
+    model's) and, for translation tasks, a diagnostics table."""
+    teacher = teacher_results is not None
+    if teacher:
+        lines = ["| task | metric | score | teacher | pairs |", "| --- | --- | ---: | ---: | ---: |"]
+    else:
+        lines = ["| task | metric | score | pairs |", "| --- | --- | ---: | ---: |"]
     for name, result in results.items():
-        lines.append(f"| {name} | {result['metric']} | {_number(result.get('score'))} | {result.get('pairs', '')} |")
-    scores = [result["score"] for result in results.values() if isinstance(result.get("score"), int | float)]
-    if len(scores) > 1:
-        lines.append(f"| **mean of {len(scores)} tasks** | | **{_number(sum(scores) / len(scores))}** | |")
+        cells = [name, result["metric"], _number(result.get("score"))]
+        if teacher:
+            cells.append(_number(_score(teacher_results.get(name))) if name in teacher_results else "-")
+        lines.append("| " + " | ".join([*cells, str(result.get("pairs", ""))]) + " |")
+    scored = {name: _score(result) for name, result in results.items() if _score(result) is not None}
+    if len(scored) > 1:
+        cells = [f"**mean of {len(scored)} tasks**", "", f"**{_number(sum(scored.values()) / len(scored))}**"]
+        if teacher:  # the teacher's mean only when it was scored on every one of those tasks
+            teacher_scores = [_score(teacher_results.get(name)) for name in scored]
+            complete = None not in teacher_scores
+            cells.append(f"**{_number(sum(teacher_scores) / len(teacher_scores))}**" if complete else "")
+        lines.append("| " + " | ".join([*cells, ""]) + " |")
     translation = {name: result for name, result in results.items() if "accuracy_1_to_2" in result}
     if translation:
         lines += [

@@ -25,6 +25,7 @@ from st_static.evaluation.task_files import (
     task_file_texts,
 )
 from st_static.evaluation.translation import evaluate_translation_retrieval
+from st_static.model.languages import two_letter_code
 
 logger = logging.getLogger(__name__)
 
@@ -43,13 +44,17 @@ class EvaluationTask:
 
 
 # (glob relative to the data folder, kind, task-name prefix); the task name is the prefix + the file stem
-# (DEVELOPING.md: stsb-en-test, sick-dev, tatoeba-deu-eng, msrp-dev).
+# (DEVELOPING.md: stsb-en-test, sick-dev, tatoeba-deu-eng, tuxpaint-fra-eng, msrp-dev).
 KNOWN_FILES: tuple[tuple[str, str, str], ...] = (
     ("sts/stsb-*.tsv", "sts", ""),
     ("sts/sick-*.tsv", "sts", ""),
     ("tatoeba/*.tsv", "translation", "tatoeba-"),
+    ("xling/tuxpaint/*.tsv", "translation", "tuxpaint-"),
     ("pairclass/msrp-*.tsv", "pair_classification", ""),
 )
+BITEXT_PREFIXES = ("tatoeba", "tuxpaint")
+"""First parts of the names of bitext tasks, whose files are named by ISO 639-3 codes (``tatoeba-fra-eng``) and hold
+dev halves (the test halves are withheld)."""
 
 _EVALUATORS: dict[str, Callable[[Encoder, Path], dict[str, Any]]] = {
     "sts": evaluate_sts,
@@ -65,8 +70,9 @@ def find_tasks(
     """The known data files under ``data_dir`` (see :data:`KNOWN_FILES`); other files are ignored.
 
     Args:
-        data_dir: A folder holding ``sts/``, ``tatoeba/`` and ``pairclass/`` files (see :data:`KNOWN_FILES`) and
-            ``tasks/`` (task files, see :mod:`st_static.evaluation.task_files`; kind ``"task"``).
+        data_dir: A folder holding ``sts/``, ``tatoeba/``, ``xling/tuxpaint/`` and ``pairclass/`` files (see
+            :data:`KNOWN_FILES`) and ``tasks/`` (task files, see :mod:`st_static.evaluation.task_files`; kind
+            ``"task"``).
         include: Keep only tasks whose name matches this glob, or one of these comma-separated globs (e.g.
             ``"stsb-en-*"`` or ``"stsb-en-test,sick-dev"``).
         task_files: Include ``tasks/``.
@@ -148,11 +154,16 @@ def distinct_tasks(tasks: list[EvaluationTask]) -> list[EvaluationTask]:
 
 
 def task_evaluator(
-    data_dir: str | os.PathLike[str], tasks: str | None = None, prompt: str | None = None
+    data_dir: str | os.PathLike[str],
+    tasks: str | None = None,
+    prompt: str | None = None,
+    languages: list[str] | None = None,
 ) -> Callable[[Any], dict[str, dict[str, Any]]]:
     """A function scoring a model on the data files in ``data_dir`` (only tasks matching ``tasks`` globs).
 
-    Task files (``tasks/``) are scored only when ``tasks`` names them. Every selected file is read now.
+    Task files (``tasks/``) are scored only when ``tasks`` names them. Without ``tasks``, ``languages`` keeps the dev
+    and test files in those languages (:func:`default_tasks`: a cross-lingual build scores its own languages' STS,
+    Tatoeba and Tux Paint files, not the other 18). Every selected file is read now.
 
     Raises:
         FileNotFoundError, NoEvaluationDataError: If the folder or the tasks are missing (checked now).
@@ -161,6 +172,10 @@ def task_evaluator(
     from st_static.evaluation.encoders import model_encoder
 
     selected = find_tasks(data_dir, include=tasks, task_files=tasks is not None)
+    if tasks is None and languages:
+        selected = default_tasks(selected, languages)
+        if not selected:
+            raise NoEvaluationDataError(f"{data_dir}: no dev or test file in the languages {', '.join(languages)}.")
     check_tasks(selected)
 
     def evaluate(model: Any) -> dict[str, dict[str, Any]]:
@@ -171,23 +186,23 @@ def task_evaluator(
 
 EVALUATION_SPLITS = ("dev", "test")
 """Splits evaluated by default (train files are for training, not for scores)."""
-_ISO3 = {"eng": "en", "deu": "de", "jpn": "ja", "cmn": "zh", "zho": "zh", "fra": "fr", "spa": "es"}
 
 
 def task_languages(name: str) -> set[str]:
-    """The languages a task's texts are in, from its name (``stsb-en-de-test`` -> {en, de}; task files: see
-    :func:`~st_static.evaluation.task_files.task_file_languages`)."""
+    """The languages a task's texts are in, as models list them, from its name (``stsb-en-de-test`` -> {en, de};
+    ``tuxpaint-fra-eng`` -> {fr, en}; task files: see :func:`~st_static.evaluation.task_files.task_file_languages`)."""
     parts = name.split("-")
-    if parts[0] == "tatoeba":
-        return {_ISO3.get(part, part) for part in parts[1:]}
+    if parts[0] in BITEXT_PREFIXES:
+        return {two_letter_code(part) for part in parts[1:]}
     if parts[0] == "stsb":
         return set(parts[1:-1])
     return {"en"}  # sick, msrp
 
 
 def task_split(name: str) -> str:
-    """The split of a task (the last part of its name: dev, test or train; tatoeba files are dev halves)."""
-    return "dev" if name.startswith("tatoeba-") else name.rsplit("-", 1)[-1]
+    """The split of a task (the last part of its name: dev, test or train; Tatoeba and Tux Paint files are dev
+    halves)."""
+    return "dev" if name.split("-", 1)[0] in BITEXT_PREFIXES else name.rsplit("-", 1)[-1]
 
 
 def default_tasks(tasks: list[EvaluationTask], languages: list[str] | None) -> list[EvaluationTask]:

@@ -8,6 +8,7 @@ occurrences of all languages.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,8 @@ from st_static.extraction.vocabulary import (
     count_word_sentences,
 )
 from st_static.model.languages import LOWERCASED_LANGUAGES, SPACELESS_LANGUAGES
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -107,6 +110,7 @@ def build_multilingual_vocabulary(
     vocab_size: int,
     spaceless_vocab_size: int,
     min_sentences: int,
+    language_vocab_sizes: Mapping[str, int] | None = None,
 ) -> tuple[Vocabulary, dict[str, list[str]]]:
     """Choose each language's vocabulary and merge them into one case-sensitive table vocabulary.
 
@@ -116,6 +120,8 @@ def build_multilingual_vocabulary(
         vocab_size: Largest vocabulary per language written with spaces.
         spaceless_vocab_size: Largest vocabulary per language written without spaces.
         min_sentences: Entries in fewer sentences of their language are left out (and reported).
+        language_vocab_sizes: Largest vocabulary of the languages it names, in place of ``vocab_size`` or
+            ``spaceless_vocab_size`` (``--language-vocab-sizes``).
 
     Returns:
         The merged vocabulary (most frequent first, by summed sentence counts) and, for every entry, the
@@ -124,6 +130,8 @@ def build_multilingual_vocabulary(
     merged_counts: Counter[str] = Counter()
     languages_of: dict[str, list[str]] = {}
     too_rare: dict[str, int] = {}
+    per_language: dict[str, int] = {}
+    largest: dict[str, int] = {}
     for language, sentences in corpus.sentences.items():
         if not sentences:
             continue
@@ -133,6 +141,7 @@ def build_multilingual_vocabulary(
         else:
             counts = count_word_sentences(sentences, lowercase=language in LOWERCASED_LANGUAGES)
             size = vocab_size
+        size = (language_vocab_sizes or {}).get(language, size)
         if not counts:
             continue
         try:
@@ -143,12 +152,15 @@ def build_multilingual_vocabulary(
             too_rare.update({word: count for word, count in counts.items()})
             continue
         too_rare.update(vocabulary.too_rare)
+        per_language[language], largest[language] = len(vocabulary), size
         for word, count in zip(vocabulary.words, vocabulary.sentence_counts, strict=True):
             merged_counts[word] += count
             languages_of.setdefault(word, []).append(language)
     if not merged_counts:
         raise ValueError(f"No entry occurs in at least {min_sentences} sentences of any language.")
     words = sorted(merged_counts, key=lambda word: (-merged_counts[word], word))
+    kept = ", ".join(f"{language} {count:,} of {largest[language]:,}" for language, count in per_language.items())
+    logger.info("Vocabulary per language (kept of largest): %s; %d in all.", kept, len(words))
     for word in words:
         too_rare.pop(word, None)
     vocabulary = Vocabulary(
@@ -156,5 +168,6 @@ def build_multilingual_vocabulary(
         sentence_counts=[merged_counts[word] for word in words],
         lowercase=False,
         too_rare=too_rare,
+        per_language=per_language,
     )
     return vocabulary, {word: languages_of[word] for word in words}

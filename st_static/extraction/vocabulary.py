@@ -28,6 +28,8 @@ class Vocabulary:
     lowercase: bool
     too_rare: dict[str, int] = field(default_factory=dict)
     """Candidate words left out because they occur in fewer than ``min_sentences`` sentences."""
+    per_language: dict[str, int] = field(default_factory=dict)
+    """A cross-lingual vocabulary: the entries each language gave (a word of several languages counts for each)."""
 
     def __len__(self) -> int:
         return len(self.words)
@@ -40,6 +42,7 @@ class Vocabulary:
             "lowercase": self.lowercase,
             "left_out_too_rare": len(self.too_rare),
             "left_out_examples": [word for word, _ in rare[:examples]],
+            **({"per_language": dict(self.per_language)} if self.per_language else {}),
         }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 CodePointRanges = tuple[tuple[int, int], ...]
@@ -28,13 +29,41 @@ SPACELESS_RUN_RANGES: CodePointRanges = (
 tokenizer of a table with space-less words accepts each alone, so that none makes a whole run unknown."""
 KANA_RANGES: CodePointRanges = ((0x3040, 0x309F), (0x30A0, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F))
 HANGUL_RANGES: CodePointRanges = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
+HAN_RANGES: CodePointRanges = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+
+SCRIPT_RANGES: dict[str, CodePointRanges] = {
+    # ASCII letters, then the letters with diacritics: Latin-1 (é, ü, ß), Extended-A/B (ł, ş, ğ, ř), Additional (ạ)
+    "Latin": ((0x0041, 0x005A), (0x0061, 0x007A), (0x00C0, 0x024F), (0x1E00, 0x1EFF)),
+    "Greek": ((0x0370, 0x03FF), (0x1F00, 0x1FFF)),
+    "Cyrillic": ((0x0400, 0x052F),),
+    "Arabic": ((0x0600, 0x06FF), (0x0750, 0x077F)),
+    "Hangul": HANGUL_RANGES,
+    "Kana": KANA_RANGES,
+    "Han": HAN_RANGES,
+}
+"""The scripts whose letters a table's rows are counted by (:mod:`st_static.model.script_coverage`)."""
+_LATIN_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "pl", "cs", "tr", "sv", "fi", "hu", "id", "vi")
+LANGUAGE_SCRIPTS: dict[str, tuple[str, ...]] = {
+    **{language: ("Latin",) for language in _LATIN_LANGUAGES},
+    "ru": ("Cyrillic",),
+    "uk": ("Cyrillic",),
+    "ko": ("Hangul",),
+    "ja": ("Kana", "Han"),
+    "zh": ("Han",),
+    "ar": ("Arabic",),
+}
+"""The scripts (keys of :data:`SCRIPT_RANGES`) each language is written in."""
 
 JAPANESE_LANGUAGES = frozenset({"ja", "jpn"})
 CHINESE_LANGUAGES = frozenset({"zh", "cmn", "zho", "yue"})
 SPACELESS_LANGUAGES = JAPANESE_LANGUAGES | CHINESE_LANGUAGES
-"""Languages whose vocabulary is the teacher's tokens (no spaces to split words at)."""
+"""Languages whose vocabulary is the teacher's tokens (no spaces to split words at). Korean is written with spaces:
+its vocabulary is words."""
 LOWERCASED_LANGUAGES = frozenset({"en", "eng"})
-"""Languages whose vocabulary is lowercased (as in the paper); others keep case (German nouns)."""
+"""Languages whose vocabulary is lowercased (as in the paper); others keep case (German nouns). Keeping case also
+spares Turkish Python's language-blind lowercasing (``"I".lower()`` is ``"i"``, not the dotless U+0131; ``"İ".lower()``
+is ``"i"`` plus a combining dot); a lowercase word still reads its capitalised and upper-case forms (the word
+tokenizer's case variants)."""
 
 LANGUAGE_NAMES = {
     "en": "English",
@@ -49,7 +78,44 @@ LANGUAGE_NAMES = {
     "ru": "Russian",
     "ko": "Korean",
     "ar": "Arabic",
+    "cs": "Czech",
+    "fi": "Finnish",
+    "hu": "Hungarian",
+    "id": "Indonesian",
+    "pl": "Polish",
+    "sv": "Swedish",
+    "tr": "Turkish",
+    "uk": "Ukrainian",
+    "vi": "Vietnamese",
 }
+
+ISO_639_3 = {
+    "en": "eng",
+    "ar": "ara",
+    "cs": "ces",
+    "de": "deu",
+    "es": "spa",
+    "fi": "fin",
+    "fr": "fra",
+    "hu": "hun",
+    "id": "ind",
+    "it": "ita",
+    "ja": "jpn",
+    "ko": "kor",
+    "nl": "nld",
+    "pl": "pol",
+    "pt": "por",
+    "ru": "rus",
+    "sv": "swe",
+    "tr": "tur",
+    "uk": "ukr",
+    "vi": "vie",
+    "zh": "cmn",
+}
+"""The ISO 639-3 code that names each language's bitext files (``tatoeba/fra-eng.tsv``, ``xling/tuxpaint/kor-eng.tsv``),
+by the ISO 639-1 code models list; Chinese is Mandarin (``cmn``)."""
+ISO_639_1 = {three: two for two, three in ISO_639_3.items()} | {"zho": "zh"}
+"""ISO 639-3 code -> the ISO 639-1 code models list (``fra`` -> ``fr``; ``zho`` and ``cmn`` -> ``zh``)."""
 
 
 def in_ranges(char: str, ranges: CodePointRanges) -> bool:
@@ -73,6 +139,28 @@ def has_spaceless_language(languages: Iterable[str]) -> bool:
     return bool(SPACELESS_LANGUAGES & set(languages))
 
 
+def two_letter_code(code: str) -> str:
+    """The ISO 639-1 code of an ISO 639-3 ``code`` (``fra`` -> ``fr``); any other code as it is."""
+    return ISO_639_1.get(code, code)
+
+
 def language_name(code: str) -> str:
     """The English name of a language code, or the code itself when unknown."""
     return LANGUAGE_NAMES.get(code, code)
+
+
+def script_of(char: str) -> str | None:
+    """The script (a key of :data:`SCRIPT_RANGES`) of a letter ``char``; ``None`` for other characters (digits,
+    punctuation, symbols) and letters of scripts not listed."""
+    if unicodedata.category(char)[0] != "L":
+        return None
+    return next((script for script, ranges in SCRIPT_RANGES.items() if in_ranges(char, ranges)), None)
+
+
+def language_scripts(code: str) -> tuple[str, ...]:
+    """The scripts ``code`` is written in (``ja``: Kana and Han); none for a language not listed."""
+    if code in JAPANESE_LANGUAGES:
+        return LANGUAGE_SCRIPTS["ja"]
+    if code in CHINESE_LANGUAGES:
+        return LANGUAGE_SCRIPTS["zh"]
+    return LANGUAGE_SCRIPTS.get(two_letter_code(code), ())

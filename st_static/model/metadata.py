@@ -85,6 +85,8 @@ class ModelMetadata(Record):
     training_leave_out_sources: list[str] | None = None
     """Globs of the pair sources the contrastive training left out (``--training-leave-out-sources``)."""
     vocab_size: int | None = None
+    language_vocab_sizes: dict[str, int] | None = None
+    """The largest vocabulary of the languages the build named (``--language-vocab-sizes``)."""
     sentences_per_word: int | None = None
     stages: list[str] | None = None
     """Finished stages, in order: extraction, completion, pca, distillation or contrastive (an ensemble: ensemble)."""

@@ -31,6 +31,7 @@ from st_static.model_card.evaluation_table import (
     read_evaluation,
     render_evaluation_table,
     render_task_type_table,
+    teacher_results,
 )
 from st_static.model_card.facts import (
     CARD_FILE_NAME,
@@ -52,6 +53,7 @@ from st_static.model_card.facts import (
     stage_descriptions,
     training_rows,
 )
+from st_static.model_card.language_summary import render_language_summary
 from st_static.model_card.template import MODEL_ID_PLACEHOLDER, card_model_ids, composed_template_path
 
 if TYPE_CHECKING:
@@ -286,6 +288,14 @@ class StaticModelCardData(SentenceTransformerModelCardData):
             task_types = render_task_type_table(evaluation)
             if task_types:
                 table += f"\n\nTask types (task files through mteb's task classes, \u00d7 100):\n\n{task_types}"
+            teacher = teacher_results(evaluation)
+            languages = render_language_summary(evaluation["results"], teacher)
+            if languages:
+                beside = ", the teacher's beside" if teacher is not None else ""
+                table += (
+                    "\n\nTranslation retrieval per language (accuracy \u00d7 100, mean of both directions, dev "
+                    f"halves{beside}):\n\n{languages}"
+                )
             tasks = list(evaluation["results"])
             versions = evaluation.get("versions")
             if isinstance(versions, dict) and versions:

@@ -26,7 +26,8 @@ EVALUATION_END = "<!-- /st-static evaluation table -->"
 
 
 def read_evaluation(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and check an ``evaluation.json`` (``{"results": {task: {"metric": str, "score": float}}, ...}``).
+    """Read and check an ``evaluation.json`` (``{"results": {task: {"metric": str, "score": float}}, ...}``, and
+    optionally ``"teacher": {"model": str, "results": {...}}``, the teacher's scores on the same tasks).
 
     Raises:
         EvaluationFileError: If the file is not JSON or a result lacks its metric or numeric score.
@@ -43,11 +44,21 @@ def read_evaluation(path: str | os.PathLike[str]) -> dict[str, Any]:
 def check_evaluation(evaluation: object, source: str = "evaluation") -> None:
     """Raise :class:`EvaluationFileError` unless ``evaluation`` follows the ``evaluation.json`` schema.
 
-    A score may be ``None`` (not measured yet): preview cards show it as TBD.
+    A score may be ``None`` (not measured yet): preview cards show it as TBD. A ``teacher`` entry, when there, is
+    an object whose ``results`` follow the same rules.
     """
     results = evaluation.get("results") if isinstance(evaluation, dict) else None
     if not isinstance(results, dict):
         raise EvaluationFileError(f"{source}: expected an object with a 'results' object (task -> result).")
+    _check_results(results, source)
+    if "teacher" in evaluation:
+        teacher = evaluation["teacher"]
+        if not isinstance(teacher, dict) or not isinstance(teacher.get("results"), dict):
+            raise EvaluationFileError(f"{source}: 'teacher' must be an object with a 'results' object.")
+        _check_results(teacher["results"], f"{source}: teacher")
+
+
+def _check_results(results: dict[str, Any], source: str) -> None:
     for task, result in results.items():
         if not isinstance(result, dict) or not isinstance(result.get("metric"), str):
             raise EvaluationFileError(f"{source}: result {task!r} has no 'metric' string.")
@@ -63,17 +74,40 @@ def format_score(score: float | None) -> str:
     return TBD if score is None else f"{score:.2f}"
 
 
-def evaluation_rows(evaluation: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """``{task: (metric, score as shown)}`` of an evaluation, in the file's order."""
-    return {
-        task: (result["metric"], format_score(result.get("score"))) for task, result in evaluation["results"].items()
-    }
+NO_SCORE = "-"
+"""The teacher's cell of a task the teacher was not scored on."""
+
+
+def teacher_results(evaluation: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """The teacher's results an evaluation records (``st-static evaluate --teacher``), or ``None``."""
+    teacher = evaluation.get("teacher")
+    results = teacher.get("results") if isinstance(teacher, dict) else None
+    return results if isinstance(results, dict) else None
+
+
+def evaluation_rows(evaluation: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """``{task: (metric, score as shown)}`` of an evaluation, in the file's order; with the teacher's scores,
+    ``(metric, score, teacher's score)`` (:data:`NO_SCORE` for a task the teacher lacks)."""
+    teacher = teacher_results(evaluation)
+    rows: dict[str, tuple[str, ...]] = {}
+    for task, result in evaluation["results"].items():
+        rows[task] = (result["metric"], format_score(result.get("score")))
+        if teacher is not None:
+            rows[task] += (format_score(teacher[task].get("score")) if task in teacher else NO_SCORE,)
+    return rows
 
 
 def render_evaluation_table(evaluation: dict[str, Any]) -> str:
-    """The Markdown table of an evaluation, between the markers :func:`parse_evaluation_table` reads."""
-    lines = [EVALUATION_BEGIN, "| task | metric | score |", "|:-----|:-------|------:|"]
-    lines += [f"| {task} | {metric} | {score} |" for task, (metric, score) in evaluation_rows(evaluation).items()]
+    """The Markdown table of an evaluation, between the markers :func:`parse_evaluation_table` reads; a ``teacher``
+    column beside the scores when the evaluation records the teacher's."""
+    teacher = evaluation.get("teacher")
+    if teacher_results(evaluation) is None:
+        lines = [EVALUATION_BEGIN, "| task | metric | score |", "|:-----|:-------|------:|"]
+    else:
+        name = str(teacher.get("model") or "").rstrip("/").split("/")[-1]
+        header = f"teacher ({name})" if name else "teacher"
+        lines = [EVALUATION_BEGIN, f"| task | metric | score | {header} |", "|:-----|:-------|------:|------:|"]
+    lines += [f"| {task} | " + " | ".join(cells) + " |" for task, cells in evaluation_rows(evaluation).items()]
     lines.append(EVALUATION_END)
     return "\n".join(lines)
 
@@ -114,17 +148,23 @@ def render_task_type_table(evaluation: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_evaluation_table(card_text: str) -> dict[str, tuple[str, str]] | None:
-    """``{task: (metric, score as shown)}`` of the card's evaluation table, or ``None`` if it has none."""
+def parse_evaluation_table(card_text: str) -> dict[str, tuple[str, ...]] | None:
+    """``{task: (metric, score as shown)}`` of the card's evaluation table (``(metric, score, teacher's score)`` when
+    it has a teacher column), or ``None`` if it has none."""
     match = re.search(re.escape(EVALUATION_BEGIN) + r"\n(.*?)\n" + re.escape(EVALUATION_END), card_text, re.S)
     if match is None:
         return None
-    rows: dict[str, tuple[str, str]] = {}
+    rows: dict[str, tuple[str, ...]] = {}
     for line in match.group(1).splitlines()[2:]:
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 3:
-            rows[cells[0]] = (cells[1], cells[2])
+        if len(cells) in (3, 4):
+            rows[cells[0]] = tuple(cells[1:])
     return rows
+
+
+def _shown(cells: tuple[str, ...]) -> str:
+    """A row's cells as a difference names them: ``spearman 78.12``, ``accuracy 91.20 (teacher 95.00)``."""
+    return " ".join(cells[:2]) + (f" (teacher {cells[2]})" if len(cells) > 2 else "")
 
 
 def evaluation_table_differences(card_text: str, evaluation: dict[str, Any] | None) -> list[str]:
@@ -138,16 +178,16 @@ def evaluation_table_differences(card_text: str, evaluation: dict[str, Any] | No
     if expected is None:
         return [f"the card shows {len(shown)} evaluation result(s), but the folder has no {EVALUATION_FILE_NAME}"]
     differences = []
-    for task, (metric, score) in expected.items():
+    for task, cells in expected.items():
         if task not in shown:
-            differences.append(f"{task}: {EVALUATION_FILE_NAME} has {metric} {score}, the card does not list it")
-        elif shown[task] != (metric, score):
+            differences.append(f"{task}: {EVALUATION_FILE_NAME} has {_shown(cells)}, the card does not list it")
+        elif shown[task] != cells:
             differences.append(
-                f"{task}: the card shows {shown[task][0]} {shown[task][1]}, {EVALUATION_FILE_NAME} has {metric} {score}"
+                f"{task}: the card shows {_shown(shown[task])}, {EVALUATION_FILE_NAME} has {_shown(cells)}"
             )
     differences += [
-        f"{task}: the card shows {metric} {score}, {EVALUATION_FILE_NAME} does not have it"
-        for task, (metric, score) in shown.items()
+        f"{task}: the card shows {_shown(cells)}, {EVALUATION_FILE_NAME} does not have it"
+        for task, cells in shown.items()
         if task not in expected
     ]
     return differences
@@ -158,7 +198,7 @@ def _evaluation_task(task: str, task_type: str | None = None) -> tuple[str, str]
         return task_type.replace("_", " ").title(), task_type.replace("_", "-")
     if task.startswith(("sts", "sick")):
         return "Semantic Similarity", "semantic-similarity"
-    if task.startswith("tatoeba"):
+    if task.startswith(("tatoeba", "tuxpaint")):
         return "Translation Retrieval", "translation-retrieval"
     if task.startswith(("msrp", "pair")):
         return "Pair Classification", "pair-classification"

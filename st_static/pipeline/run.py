@@ -24,6 +24,8 @@ from st_static.extraction.corpus import CorpusSource, corpus_files
 from st_static.extraction.pair_sources import SourceFilter
 from st_static.extraction.teacher_model import load_teacher_tokenizer
 from st_static.model.metadata import ModelMetadata
+from st_static.model.script_coverage import ScriptRows, coverage_line, table_script_coverage, uncovered_scripts
+from st_static.model.static_word_average import StaticWordAverage
 from st_static.pipeline.input_checks import check_dimensions, check_input_files
 from st_static.settings import BuildSettings
 from st_static.stages.base import Build, Evaluator, Stage, StageTimer, distinct_file_names, peak_memory_mib, stage_key
@@ -85,7 +87,10 @@ class PipelineResult:
     seconds: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
     vocabulary: dict[str, Any] = field(default_factory=dict)
-    """Words of the table: ``corpus`` (kept from the corpus) and, when completion ran, ``completion`` (its report)."""
+    """Words of the table: ``corpus`` (kept from the corpus), for a cross-lingual table ``per_language`` (the entries
+    each language gave), and, when completion ran, ``completion`` (its report)."""
+    scripts: dict[str, ScriptRows] = field(default_factory=dict)
+    """The finished table's rows per script (:mod:`st_static.model.script_coverage`)."""
 
 
 def prepare_build(
@@ -133,7 +138,9 @@ def run_pipeline(
     refined_path = build.refined()
     training = json.loads((refined_path / TRAINING_FOLDER / HISTORY_FILE_NAME).read_text(encoding="utf-8"))
     logger.info("Stages done in %.0f s (peak memory %.0f MiB).", sum(timer.seconds.values()), peak_memory_mib())
+    scripts = report_scripts(build.model, build.settings.languages)
     stats = build.extracted().stats
+    per_language = stats.get("vocabulary", {}).get("per_language")
     return PipelineResult(
         model=build.model,
         folder=refined_path,
@@ -143,9 +150,30 @@ def run_pipeline(
         training=training,
         vocabulary={
             "corpus": stats.get("words_kept"),
+            **({"per_language": per_language} if per_language else {}),
             **({"completion": stats["completion"]} if "completion" in stats else {}),
         },
+        scripts=scripts,
     )
+
+
+def report_scripts(model: SentenceTransformer, languages: list[str]) -> dict[str, ScriptRows]:
+    """Log the table's rows per script (one line) and warn about each script of ``languages`` none of whose letters
+    reads a row on its own; return the rows per script (none for a model that is not a static table)."""
+    module = model[0] if len(model) else None
+    if not isinstance(module, StaticWordAverage):
+        return {}
+    coverage = table_script_coverage(module)
+    logger.info(coverage_line(coverage))
+    for script, written_in in uncovered_scripts(coverage, languages).items():
+        logger.warning(
+            "No row of the table reads a letter of the %s script on its own (no one-letter word, no fallback row): "
+            "text in %s whose words the table lacks reads only the empty text's row (keep --fallback-rows, the "
+            "default).",
+            script,
+            "/".join(written_in),
+        )
+    return coverage
 
 
 def _check_inputs(build: Build) -> None:

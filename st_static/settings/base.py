@@ -37,7 +37,8 @@ def setting(default: Any = MISSING, help: str = "", *, factory: Any = MISSING, c
     """A settings field: its default, its help text and (``cli``) how the command line writes it.
 
     ``cli``: ``""`` (the field's own type), ``"comma"`` (a comma-separated list), ``"repeat"`` (a repeatable
-    option), ``"pairs"`` (repeatable ``KEY=VALUE``), ``"skip"`` (not an option).
+    option), ``"pairs"`` (repeatable ``KEY=VALUE``), ``"comma-pairs"`` (comma-separated ``KEY=VALUE``, values of the
+    field's value type), ``"skip"`` (not an option).
     """
     metadata = {"help": help, "cli": cli}
     if factory is not MISSING:

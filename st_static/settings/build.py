@@ -118,6 +118,12 @@ class BuildSettings:
                 "training_leave_out_sources chooses the translation pairs a cross-lingual table trains on: give "
                 "--parallel files too."
             )
+        for language in self.extraction.language_vocab_sizes or {}:
+            if language not in self.languages:
+                raise SettingsError(
+                    f"language_vocab_sizes names {language!r}, which is not one of the table's languages "
+                    f"(--languages {','.join(self.languages)})."
+                )
         for language in self.extra_pairs or {}:
             if language not in self.languages[1:]:
                 raise SettingsError(

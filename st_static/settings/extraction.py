@@ -4,9 +4,11 @@ adds to the table after the refinement (fallback and piece rows, storage)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
+from st_static.model.languages import SPACELESS_LANGUAGES
 from st_static.settings.base import STORAGE_FORMATS, SettingsError, positive_int, setting
 from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
@@ -24,6 +26,15 @@ class ExtractionSettings:
     vocab_size: int = setting(150_000, "Largest vocabulary (per language written with spaces).")
     spaceless_vocab_size: int = setting(
         30_000, "Largest vocabulary per language written without spaces (Chinese, Japanese: teacher tokens)."
+    )
+    language_vocab_sizes: dict[str, int] | None = setting(
+        None,
+        "Comma-separated LANG=N (e.g. en=60000,de=40000,ko=12000): the largest vocabulary of each language named, "
+        "in place of --vocab-size or --spaceless-vocab-size (languages not named keep those), to cap the table's "
+        "size. Its word rows are at most the sum of its languages' sizes (a word of several languages is one row), "
+        "plus the teacher's Chinese/Japanese tokens --complete-spaceless adds whatever the size; piece and fallback "
+        "rows come on top (the build prints the rows per script).",
+        cli="comma-pairs",
     )
     min_sentences: int = setting(2, "Words in fewer corpus sentences are left out (and reported).")
     sentences_per_word: int = setting(
@@ -109,6 +120,7 @@ class ExtractionSettings:
         if self.storage not in STORAGE_FORMATS:
             raise SettingsError(f"storage must be one of {', '.join(STORAGE_FORMATS)}, got {self.storage!r}.")
         positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
+        self.language_vocab_sizes = checked_language_sizes(self.language_vocab_sizes)
         positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
         for name in ("complete_words", "long_texts"):
             value = getattr(self, name)
@@ -139,6 +151,13 @@ class ExtractionSettings:
         if not self.teacher:
             raise SettingsError("teacher must name a Sentence Transformer (folder or Hub repo id).")
 
+    def vocabulary_size(self, language: str) -> int:
+        """The largest vocabulary of ``language``: its ``language_vocab_sizes`` entry, else ``spaceless_vocab_size``
+        for a language written without spaces, else ``vocab_size``."""
+        if self.language_vocab_sizes and language in self.language_vocab_sizes:
+            return self.language_vocab_sizes[language]
+        return self.spaceless_vocab_size if language in SPACELESS_LANGUAGES else self.vocab_size
+
     def with_teacher_prompt(self) -> ExtractionSettings:
         """These settings with the teacher's own prompt filled in where none was given (``prompt=None``)."""
         if self.prompt is not None:
@@ -150,3 +169,23 @@ class ExtractionSettings:
         if self.second_teacher is None or self.second_teacher_prompt is not None:
             return self
         return replace(self, second_teacher_prompt=default_prompt(self.second_teacher))
+
+
+def checked_language_sizes(sizes: Any) -> dict[str, int] | None:
+    """``language_vocab_sizes`` checked: ``{language: positive int}`` (``None`` or ``{}``: none).
+
+    Raises:
+        SettingsError: For a value that is not a mapping, an empty language or a size that is not a positive int.
+    """
+    if sizes is None or (isinstance(sizes, Mapping) and not sizes):
+        return None
+    if not isinstance(sizes, Mapping):
+        raise SettingsError(f"language_vocab_sizes must map languages to sizes (e.g. {{'de': 40000}}), got {sizes!r}.")
+    checked: dict[str, int] = {}
+    for language, size in sizes.items():
+        if not isinstance(language, str) or not language.strip():
+            raise SettingsError(f"language_vocab_sizes: {language!r} is not a language code.")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise SettingsError(f"language_vocab_sizes: {language}'s size must be a positive integer, got {size!r}.")
+        checked[language.strip()] = size
+    return checked

@@ -126,6 +126,7 @@ class Build:
             keep_sources=settings.keep_sources or None,
             leave_out_sources=settings.leave_out_sources or None,
             training_leave_out_sources=settings.training_leave_out_sources or None,
+            language_vocab_sizes=settings.extraction.language_vocab_sizes or None,
             data_license=settings.data_license or None,
         )
         return recorded.merged(self.metadata) if self.metadata is not None else recorded

@@ -97,6 +97,8 @@ def extraction_key_settings(settings: BuildSettings) -> dict[str, Any]:
     for names in KEYED_ELSEWHERE.values():
         for name in names:
             values.pop(name)
+    if values["language_vocab_sizes"] is None:  # keys only when given: older work folders keep their keys
+        values.pop("language_vocab_sizes")
     values["teacher_precision"] = teacher_precision(settings.extraction.teacher_precision, settings.device)
     return values
 
@@ -159,6 +161,7 @@ def extract(
         vocab_size=extraction.vocab_size,
         spaceless_vocab_size=extraction.spaceless_vocab_size,
         min_sentences=extraction.min_sentences,
+        language_vocab_sizes=extraction.language_vocab_sizes,
     )
     return run_extraction(
         multilingual.all_sentences(),
@@ -212,7 +215,7 @@ def build_vocabulary_from_corpus(
         raise CorpusError("The corpus has no words (it is empty or holds only punctuation and symbols).")
     return build_vocabulary(
         counts,
-        size=settings.spaceless_vocab_size if spaceless else settings.vocab_size,
+        size=settings.vocabulary_size(language),
         min_sentences=settings.min_sentences,
         lowercase=settings.lowercase and not spaceless,
         wordfreq_weight=settings.wordfreq_weight,
