@@ -16,8 +16,8 @@ The rows are then scaled down: a fallback character's to :data:`FALLBACK_CHARACT
 norm (medians), the empty-text row to :data:`EMPTY_TEXT_SCALE` times it. Since a text's vector is the mean of its
 rows, normalised:
 
-* a text with a known word keeps its direction (its fallback rows weigh 1e-3 of a word's: a cosine change below
-  1e-5 for ``"Hello, world!"``), so the table's scores do not move;
+* a text with a known word keeps its direction (its fallback rows weigh 1e-4 of a word's: a cosine change below
+  1e-7 for ``"Hello, world!"``), so the table's scores do not move;
 * a text with unknown characters only points where their rows do (``"東京"``, ``"Привет"``, ``"?"``);
 * any other text (``""``, ``" "``, an unknown emoji) is the empty-text row.
 
@@ -58,7 +58,7 @@ from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
 
-FALLBACK_CHARACTER_SCALE = 1e-3
+FALLBACK_CHARACTER_SCALE = 1e-4
 """A fallback character's row norm (median) over a word row's (median)."""
 EMPTY_TEXT_SCALE = 1e-7
 """The empty-text row's norm over a word row's (median)."""
@@ -216,7 +216,7 @@ def add_fallback_rows(
     Works on a built model folder as loaded (``st_static.load_model`` or a bare ``SentenceTransformer``) and at the
     end of a build; fallback rows the model already has are replaced. A compressed table comes back as float32
     (quantise afterwards). A text with a known word keeps its vector to within float rounding of the fallback rows'
-    weight (1e-3 of a word's per unknown character).
+    weight (1e-4 of a word's per unknown character).
 
     Args:
         model: A static ``SentenceTransformer``.

@@ -4,12 +4,11 @@ A table with fallback rows gives every non-empty text the empty-text row through
 sentinel, :mod:`st_static.model.tokenization`), but no tokenizer setting reaches ``""``: normalisers skip empty
 strings and sentence-transformers' ``StaticEmbedding`` encodes without special tokens, so ``""`` has no token and
 its mean is zero. A saved folder therefore puts one more module between the table and ``Normalize``: a ``Dense``
-layer with the identity matrix and a tiny bias (:func:`empty_text_bias`) pointing along the empty-text row.
+layer with the identity matrix and a bias of norm :data:`EMPTY_TEXT_BIAS_NORM` pointing along the empty-text row.
 ``""`` then becomes that bias, which ``Normalize`` makes the unit vector of the empty-text row, the vector
-st-static gives it (:class:`~st_static.model.word_rows.WordRows` gives the empty text that row). A text with a word
-or a fallback character has a mean orders of magnitude larger than the bias, and a text with nothing but the
-sentinel is parallel to it, so no direction changes beyond float rounding; the bias stays above float16's range,
-so a bare ``.half()`` model gives ``""`` a unit vector too.
+st-static gives it (:class:`~st_static.model.word_rows.WordRows` gives the empty text that row). Every other text's
+mean is at least the empty-text row over its token count, orders of magnitude larger and (for a text with nothing
+but the sentinel) parallel to the bias, so its direction does not change beyond float rounding.
 
 In memory the module is an :class:`EmptyTextDense`: the same ``Dense`` (recorded in ``modules.json`` under
 sentence-transformers' ``Dense`` name, so a bare load needs no st-static) whose matrix and bias are buffers, so no
@@ -41,16 +40,10 @@ from st_static.tensors import TensorStamp
 
 logger = logging.getLogger(__name__)
 
-EMPTY_TEXT_BIAS_OVER_ROW = 10.0
-"""The bias's norm over the empty-text row's (that row is 1e-7 of a word row, so the bias is 1e-6 of one): far below
-the mean of a text with a word or a fallback character (1e-3 of a word row), even one that sentence-transformers
-divides by 10 dropped tokens (cosine above 0.9999 to st-static's vector), and parallel to every text with nothing
-else. Its largest entry is at least :data:`FLOAT16_SMALLEST_BIAS_ENTRY`."""
-FLOAT16_SMALLEST_BIAS_ENTRY = 2.0**-20
-"""The smallest largest entry of the bias: 16 steps of float16's smallest subnormal, so that a bare
-``SentenceTransformer(folder).half()`` keeps the bias and gives ``""`` the empty-text direction, not NaN (a bias of
-2e-12 became zero in float16 and ``Normalize`` divided zero by zero)."""
-_LARGEST_BIAS_NORM = 1e-2
+EMPTY_TEXT_BIAS_NORM = 2e-12
+"""The bias's norm: above ``Normalize``'s epsilon (1e-12), far below any text's mean, even a mean that
+sentence-transformers divides by 300,000 dropped tokens (a bias of 1e-10 moved such a text to cosine 0.997)."""
+_LARGEST_BIAS_NORM = 1e-6
 _SAME_DIRECTION = 0.999
 
 
@@ -74,7 +67,7 @@ class EmptyTextDense(Dense):
     them, and ``requires_grad_`` cannot make them trainable.
 
     Args:
-        bias: The bias along the empty-text row (:func:`empty_text_bias`).
+        bias: The bias, of norm :data:`EMPTY_TEXT_BIAS_NORM`, along the empty-text row.
     """
 
     def __init__(self, bias: torch.Tensor) -> None:
@@ -164,16 +157,7 @@ def empty_text_dense(model: SentenceTransformer) -> EmptyTextDense | None:
     norm = float(torch.linalg.vector_norm(row))
     if norm == 0.0:
         return None
-    return EmptyTextDense(empty_text_bias(row)).to(first.embedding.weight.device)
-
-
-def empty_text_bias(row: torch.Tensor) -> torch.Tensor:
-    """The empty text's bias for an empty-text ``row`` (as the layers after the table map it): the row times
-    :data:`EMPTY_TEXT_BIAS_OVER_ROW`, scaled up where its largest entry would be below
-    :data:`FLOAT16_SMALLEST_BIAS_ENTRY`."""
-    bias = row.to(torch.float32) * EMPTY_TEXT_BIAS_OVER_ROW
-    largest = float(bias.abs().max())
-    return bias * (FLOAT16_SMALLEST_BIAS_ENTRY / largest) if largest < FLOAT16_SMALLEST_BIAS_ENTRY else bias
+    return EmptyTextDense(row * (EMPTY_TEXT_BIAS_NORM / norm)).to(first.embedding.weight.device)
 
 
 def _is_linear(module: nn.Module) -> bool:
