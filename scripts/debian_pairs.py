@@ -23,7 +23,6 @@ The default packages weigh about 530 MB on the first run (then cached); --packag
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from st_static.bundled import cache_dir
 from st_static.data_files import DataFormatError, comparable_text, write_translation_pairs
 
 if TYPE_CHECKING:
@@ -340,8 +340,8 @@ def debian_pairs(
 
 
 def default_cache() -> Path:
-    """``~/.cache/st-static/debs`` (under ``$XDG_CACHE_HOME`` when set)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "st-static" / "debs"
+    """``debs/`` in st-static's cache folder (:func:`st_static.bundled.cache_dir`: ``~/.cache/st-static``)."""
+    return cache_dir() / "debs"
 
 
 def default_packages(language: str) -> list[str]:
