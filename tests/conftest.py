@@ -86,7 +86,7 @@ def with_fallback(module: StaticWordAverage, characters: list[str] = FALLBACK_CH
 
     Its tokenizer is rebuilt with the characters as continuation pieces too (as a teacher that has them gives them).
     """
-    from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE
+    from st_static.extraction.fallback import scale_fallback_rows
     from st_static.model.tokenization import add_fallback_layout, build_word_tokenizer
 
     base = build_word_tokenizer(
@@ -96,8 +96,7 @@ def with_fallback(module: StaticWordAverage, characters: list[str] = FALLBACK_CH
     norm = float(words.norm(dim=1).median())
     rows = np.random.default_rng(7).standard_normal((1 + len(characters), words.shape[1])).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    rows[0] *= EMPTY_TEXT_SCALE * norm
-    rows[1:] *= FALLBACK_CHARACTER_SCALE * norm
+    rows = scale_fallback_rows(rows[0], rows[1:], norm)
     tokenizer = add_fallback_layout(base, characters)
     return StaticWordAverage(tokenizer, np.concatenate([words.numpy(), rows]), metadata=module.metadata)
 

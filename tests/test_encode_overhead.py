@@ -57,7 +57,8 @@ def test_a_plain_load_and_load_model_give_identical_vectors_on_the_fast_path(fal
         for _ in range(2):  # the first call (look-ups built) and the second (kept)
             assert np.array_equal(st_static.encode(plain, text), st_static.encode(loaded, text)), text
     assert np.array_equal(st_static.encode(plain, ONE_QUERY_TEXTS), st_static.encode(loaded, ONE_QUERY_TEXTS))
-    np.testing.assert_allclose(st_static.encode(plain, ONE_QUERY_TEXTS), plain.encode(ONE_QUERY_TEXTS), atol=1e-6)
+    # model.encode adds the empty text's bias: ~1e-5 of a fallback row ("?", "Привет") on a tiny table
+    np.testing.assert_allclose(st_static.encode(plain, ONE_QUERY_TEXTS), plain.encode(ONE_QUERY_TEXTS), atol=1e-5)
 
 
 def test_the_second_call_on_a_plain_load_reuses_its_look_up(fallback_model, tmp_path, monkeypatch):
@@ -97,12 +98,12 @@ def test_a_plain_loads_look_up_follows_its_table_tokenizer_and_modules(fallback_
     st_static.encode(plain, "the cat")
     assert plain_lookup(plain[0]) is not lookup
 
-    with torch.no_grad():  # the empty text's Dense trained: no longer the identity, so the fast path refuses
-        plain[1].linear.weight.mul_(2.0)
+    with torch.no_grad():  # the empty text's Dense trained: no longer a multiple of the identity, so the fast path
+        plain[1].linear.weight[0, 0] *= 2.0  # refuses
     with pytest.raises(TypeError, match="Dense"):
         st_static.encode(plain, "the cat")
     with torch.no_grad():
-        plain[1].linear.weight.mul_(0.5)
+        plain[1].linear.weight[0, 0] *= 0.5
     st_static.encode(plain, "the cat")
     plain.append(Dense(plain.get_embedding_dimension(), 4))  # a module added
     with pytest.raises(TypeError, match="Dense"):

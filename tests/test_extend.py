@@ -181,8 +181,9 @@ def test_the_extended_model_saves_and_loads_alike_on_every_path(table, documents
     assert np.linalg.norm(expected[:3], axis=1).min() > 0.99  # the new words read their rows
     loaded = st_static.load_model(folder)
     assert_rows_kept(extended[0], loaded[0])
-    np.testing.assert_allclose(loaded.encode(TEXTS), expected, atol=1e-6)
-    np.testing.assert_allclose(SentenceTransformer(str(folder), device="cpu").encode(TEXTS), expected, atol=1e-6)
+    # model.encode adds the empty text's bias: ~1e-5 of a fallback row on a tiny table (st_static.model.empty_text)
+    np.testing.assert_allclose(loaded.encode(TEXTS), expected, atol=1e-5)
+    np.testing.assert_allclose(SentenceTransformer(str(folder), device="cpu").encode(TEXTS), expected, atol=1e-5)
     pytest.importorskip("model2vec")
     from model2vec import StaticModel
 

@@ -113,9 +113,16 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
     refinement_key = _key(reduction_key, asdict(settings.refinement), *refinement_inputs)
     folders.add(f"{'contrastive' if settings.crosslingual else 'distillation'}-{refinement_key}")
     if settings.extraction.fallback_rows:
-        from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE, FIT_WORDS
+        from st_static.extraction.fallback import (
+            EMPTY_TEXT_LARGEST_ENTRY,
+            EMPTY_TEXT_SCALE,
+            FALLBACK_CHARACTER_SCALE,
+            FIT_WORDS,
+        )
 
-        version = {"characters": FALLBACK_CHARACTER_SCALE, "empty_text": EMPTY_TEXT_SCALE, "fit_words": FIT_WORDS}
+        version = {"characters": FALLBACK_CHARACTER_SCALE, "empty_text": EMPTY_TEXT_SCALE}
+        version["empty_text_largest_entry"] = EMPTY_TEXT_LARGEST_ENTRY  # since float16 holds zero there (issue 66)
+        version["fit_words"] = FIT_WORDS
         version["normalization"] = "NFKC"  # since the fallback layout reads NFKC (2026-11-28)
         folders.add(f"fallback-{_key(refinement_key, 'fallback', version)}")
     if settings.extraction.piece_rows:

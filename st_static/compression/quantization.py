@@ -15,7 +15,7 @@ averages them in float32 (a float16 table averaged in float16 overflows on long 
 | ``int8-column`` | ``dim`` int8 | per dimension (+ tiny rows') | ``codes * weights``, then a diagonal ``Dense`` |
 | ``binary`` | ``dim`` int8 of +-1 | per word: mean absolute value | ``sign * row_scale`` |
 
-Rows far smaller than the others (the fallback rows of :mod:`st_static.extraction.fallback`, ~1e-4 and ~1e-7 of a
+Rows far smaller than the others (the fallback rows of :mod:`st_static.extraction.fallback`, ~1e-3 and ~1e-7 of a
 word row) would round to zero in ``float16`` (below its normal range) and ``int8-column`` (below half a step of
 the column scale); they are stored scaled up, with their scale in ``weights``.
 

@@ -13,11 +13,12 @@ the rows of the fallback layout (:mod:`st_static.model.tokenization`):
 A ridge map fitted on vocabulary words (the teacher's vector of the word alone -> the word's row) carries those
 vectors into the table's space, as completion does for missing words (:mod:`st_static.extraction.completion`).
 The rows are then scaled down: a fallback character's to :data:`FALLBACK_CHARACTER_SCALE` times a word row's
-norm (medians), the empty-text row to :data:`EMPTY_TEXT_SCALE` times it. Since a text's vector is the mean of its
+norm (medians), the empty-text row to :data:`EMPTY_TEXT_SCALE` times it at most (float16 holds zero there:
+:data:`EMPTY_TEXT_LARGEST_ENTRY`). Since a text's vector is the mean of its
 rows, normalised:
 
-* a text with a known word keeps its direction (its fallback rows weigh 1e-4 of a word's: a cosine change below
-  1e-7 for ``"Hello, world!"``), so the table's scores do not move;
+* a text with a known word keeps its direction (its fallback rows weigh 1e-3 of a word's: a cosine change below
+  1e-5 for ``"Hello, world!"``), so the table's scores do not move;
 * a text with unknown characters only points where their rows do (``"東京"``, ``"Привет"``, ``"?"``);
 * any other text (``""``, ``" "``, an unknown emoji) is the empty-text row.
 
@@ -58,10 +59,16 @@ from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
 
-FALLBACK_CHARACTER_SCALE = 1e-4
+FALLBACK_CHARACTER_SCALE = 1e-3
 """A fallback character's row norm (median) over a word row's (median)."""
 EMPTY_TEXT_SCALE = 1e-7
-"""The empty-text row's norm over a word row's (median)."""
+"""The empty-text row's norm over a word row's (median), at most: its largest entry is at most
+:data:`EMPTY_TEXT_LARGEST_ENTRY`."""
+EMPTY_TEXT_LARGEST_ENTRY = 2.0**-26
+"""The empty-text row's largest entry, at most: below half of float16's smallest step, so a bare
+``SentenceTransformer(folder).half()`` holds zero there, and a text with nothing else (``" "``, an unknown emoji)
+gets the empty text's ``Dense`` bias alone, which points the same way (:mod:`st_static.model.empty_text`), instead of
+a row that float16 rounded to a step or two in a random direction."""
 FIT_WORDS = 5000
 """Vocabulary words (spread evenly over the rows) whose teacher vectors fit the map into the table's space."""
 
@@ -162,14 +169,21 @@ def fallback_rows(
     mapped = mapping(vectors[len(sample) :])
 
     word_norm = float(np.median(np.linalg.norm(table, axis=1)))
-    empty = mapped[0] / max(float(np.linalg.norm(mapped[0])), 1e-30) * (EMPTY_TEXT_SCALE * word_norm)
-    rows = [empty[None, :]]
-    if characters:
-        character_rows = mapped[1:]
-        character_norm = max(float(np.median(np.linalg.norm(character_rows, axis=1))), 1e-30)
-        rows.append(character_rows * (FALLBACK_CHARACTER_SCALE * word_norm / character_norm))
     report.update({"character_scale": FALLBACK_CHARACTER_SCALE, "empty_text_scale": EMPTY_TEXT_SCALE})
-    return np.concatenate(rows).astype(np.float32), report
+    return scale_fallback_rows(mapped[0], mapped[1:], word_norm), report
+
+
+def scale_fallback_rows(empty: np.ndarray, characters: np.ndarray, word_norm: float) -> np.ndarray:
+    """The empty-text row then the characters' rows (``dim`` and ``(count, dim)``, any scale), scaled against a word
+    row of norm ``word_norm``: the characters' median norm to :data:`FALLBACK_CHARACTER_SCALE` times it, the empty
+    text's to :data:`EMPTY_TEXT_SCALE` times it with a largest entry of at most :data:`EMPTY_TEXT_LARGEST_ENTRY`."""
+    direction = empty / max(float(np.linalg.norm(empty)), 1e-30)
+    largest_norm = EMPTY_TEXT_LARGEST_ENTRY / max(float(np.abs(direction).max()), 1e-30)
+    rows = [direction[None, :] * min(EMPTY_TEXT_SCALE * word_norm, largest_norm)]
+    if len(characters):
+        character_norm = max(float(np.median(np.linalg.norm(characters, axis=1))), 1e-30)
+        rows.append(characters * (FALLBACK_CHARACTER_SCALE * word_norm / character_norm))
+    return np.concatenate(rows).astype(np.float32)
 
 
 class FallbackRowsError(StStaticError, ValueError):
@@ -216,7 +230,7 @@ def add_fallback_rows(
     Works on a built model folder as loaded (``st_static.load_model`` or a bare ``SentenceTransformer``) and at the
     end of a build; fallback rows the model already has are replaced. A compressed table comes back as float32
     (quantise afterwards). A text with a known word keeps its vector to within float rounding of the fallback rows'
-    weight (1e-4 of a word's per unknown character).
+    weight (1e-3 of a word's per unknown character).
 
     Args:
         model: A static ``SentenceTransformer``.

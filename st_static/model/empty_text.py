@@ -4,11 +4,15 @@ A table with fallback rows gives every non-empty text the empty-text row through
 sentinel, :mod:`st_static.model.tokenization`), but no tokenizer setting reaches ``""``: normalisers skip empty
 strings and sentence-transformers' ``StaticEmbedding`` encodes without special tokens, so ``""`` has no token and
 its mean is zero. A saved folder therefore puts one more module between the table and ``Normalize``: a ``Dense``
-layer with the identity matrix and a bias of norm :data:`EMPTY_TEXT_BIAS_NORM` pointing along the empty-text row.
-``""`` then becomes that bias, which ``Normalize`` makes the unit vector of the empty-text row, the vector
-st-static gives it (:class:`~st_static.model.word_rows.WordRows` gives the empty text that row). Every other text's
-mean is at least the empty-text row over its token count, orders of magnitude larger and (for a text with nothing
-but the sentinel) parallel to the bias, so its direction does not change beyond float rounding.
+layer whose matrix is a power of two times the identity (:func:`empty_text_scale`) and whose bias points along the
+empty-text row. ``""`` then becomes that bias, which ``Normalize`` makes the unit vector of the empty-text row, the
+vector st-static gives it (:class:`~st_static.model.word_rows.WordRows` gives the empty text that row). Every other
+text's vector is its mean times the scale plus the bias: the bias over the scale (the bias the table sees) is about
+1e-8 of a word row, 1e-5 of a fallback character's, and parallel to a text with nothing but the sentinel, so no
+direction moves by more than that. The two numbers are chosen for 16 bits: the bias's largest entry is
+:data:`BIAS_LARGEST_ENTRY`, inside float16's range, so a bare ``SentenceTransformer(folder).half()`` gives ``""`` the
+empty-text direction (a bias of norm 2e-12 became zero, and ``Normalize`` divided zero by zero), and the scale keeps
+the largest mean times the scale below float16's largest norm.
 
 In memory the module is an :class:`EmptyTextDense`: the same ``Dense`` (recorded in ``modules.json`` under
 sentence-transformers' ``Dense`` name, so a bare load needs no st-static) whose matrix and bias are buffers, so no
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import weakref
 from collections.abc import Iterator
 
@@ -40,10 +45,14 @@ from st_static.tensors import TensorStamp
 
 logger = logging.getLogger(__name__)
 
-EMPTY_TEXT_BIAS_NORM = 2e-12
-"""The bias's norm: above ``Normalize``'s epsilon (1e-12), far below any text's mean, even a mean that
-sentence-transformers divides by 300,000 dropped tokens (a bias of 1e-10 moved such a text to cosine 0.997)."""
-_LARGEST_BIAS_NORM = 1e-6
+BIAS_LARGEST_ENTRY = 2.0**-18
+"""The bias's largest entry: 64 steps of float16's smallest subnormal, so a ``.half()`` copy keeps its direction
+(cosine above 0.999)."""
+LARGEST_SCALED_NORM = 2.0**14
+"""The largest norm a mean may have once scaled: a quarter of float16's largest number, so ``Normalize`` of a
+``.half()`` copy does not overflow."""
+_LARGEST_SCALE = 2.0**14
+_LARGEST_BIAS_OVER_SCALE = 1e-4
 _SAME_DIRECTION = 0.999
 
 
@@ -60,20 +69,22 @@ class _FixedLinear(nn.Module):
 
 
 class EmptyTextDense(Dense):
-    """The empty text's ``Dense`` as st-static holds it in memory: the identity plus ``bias``, never trained.
+    """The empty text's ``Dense`` as st-static holds it in memory: ``scale`` times the identity plus ``bias``, never
+    trained.
 
     It saves exactly a ``Dense``'s files and is recorded under ``Dense``'s name (a bare ``SentenceTransformer``
     builds a plain ``Dense`` from them); its matrix and bias are buffers, not parameters, so no optimiser reaches
     them, and ``requires_grad_`` cannot make them trainable.
 
     Args:
-        bias: The bias, of norm :data:`EMPTY_TEXT_BIAS_NORM`, along the empty-text row.
+        bias: The bias along the empty-text row (:func:`empty_text_bias`).
+        scale: The matrix's diagonal (:func:`empty_text_scale`); 1 in folders saved before it was added.
     """
 
-    def __init__(self, bias: torch.Tensor) -> None:
+    def __init__(self, bias: torch.Tensor, scale: float = 1.0) -> None:
         dim = int(bias.shape[0])
         super().__init__(dim, dim, bias=True, activation_function=nn.Identity())
-        weight = torch.eye(dim, dtype=bias.dtype, device=bias.device)
+        weight = torch.eye(dim, dtype=bias.dtype, device=bias.device) * scale
         self.linear = _FixedLinear(weight, bias)
 
     def _get_name(self) -> str:
@@ -94,7 +105,7 @@ state is written into the module, so copies and pickles of a model carry none)."
 
 def is_empty_text_dense(module: nn.Module) -> bool:
     """Whether ``module`` is the empty text's ``Dense``: an :class:`EmptyTextDense` (whatever dtype a model cast moved
-    it to: a float16 copy rounds the bias to zero), or the identity matrix plus a tiny bias, no activation.
+    it to), or a positive multiple of the identity matrix plus a bias that is tiny beside it, no activation.
 
     A plain ``Dense`` (a bare load's) has its matrix compared with the identity once: the answer is kept, keyed by the
     module, until its matrix or bias is replaced or written in place (:class:`~st_static.tensors.TensorStamp`), so
@@ -117,9 +128,13 @@ def is_empty_text_dense(module: nn.Module) -> bool:
     if checked is not None and checked[0].matches(weight) and checked[1].matches(bias):
         return checked[2]
     matrix = weight.detach()
+    scale = float(matrix[0, 0])
     bias_norm = float(torch.linalg.vector_norm(bias.detach().float()))
-    answer = bool(torch.equal(matrix, torch.eye(module.in_features, dtype=matrix.dtype, device=matrix.device))) and (
-        0.0 < bias_norm <= _LARGEST_BIAS_NORM
+    identity = torch.eye(module.in_features, dtype=matrix.dtype, device=matrix.device)
+    answer = (
+        scale > 0.0
+        and bool(torch.equal(matrix, identity * scale))
+        and 0.0 < bias_norm <= _LARGEST_BIAS_OVER_SCALE * scale
     )
     _CHECKED_DENSE[module] = (TensorStamp(weight), TensorStamp(bias), answer)
     return answer
@@ -141,7 +156,7 @@ def empty_text_dense(model: SentenceTransformer) -> EmptyTextDense | None:
 
     A model needs it when its table has fallback rows and a bare ``SentenceTransformer`` can load it: the table,
     then only bias-free linear ``Dense`` layers (an int8-column scale), then ``Normalize``. The bias points along
-    the empty-text row as those layers map it.
+    the empty-text row as those layers map it; the matrix's scale follows the largest row as they map it.
     """
     modules = list(model)
     first = modules[0] if modules else None
@@ -151,13 +166,32 @@ def empty_text_dense(model: SentenceTransformer) -> EmptyTextDense | None:
     later = [module for module in modules[1:] if not is_empty_text_dense(module)]
     if not later or type(later[-1]) is not Normalize or not all(_is_linear(module) for module in later[:-1]):
         return None
-    row = first.word_vectors.detach()[fallback.sentinel_row].to("cpu", torch.float32)
+    table = first.word_vectors.detach()
+    row = table[fallback.sentinel_row].to("cpu", torch.float32)
+    largest_norm = float(torch.linalg.vector_norm(table.float(), dim=1).max())
     for module in later[:-1]:
-        row = module.linear.weight.detach().to("cpu", torch.float32) @ row
-    norm = float(torch.linalg.vector_norm(row))
-    if norm == 0.0:
+        weight = module.linear.weight.detach().to("cpu", torch.float32)
+        row = weight @ row
+        largest_norm *= float(torch.linalg.matrix_norm(weight, ord=2))
+    if float(row.abs().max()) == 0.0:
         return None
-    return EmptyTextDense(row * (EMPTY_TEXT_BIAS_NORM / norm)).to(first.embedding.weight.device)
+    scale = empty_text_scale(largest_norm, int(row.shape[0]))
+    return EmptyTextDense(empty_text_bias(row), scale).to(first.embedding.weight.device)
+
+
+def empty_text_bias(row: torch.Tensor) -> torch.Tensor:
+    """The bias for an empty-text ``row`` (as the layers after the table map it): its direction, with a largest entry
+    of :data:`BIAS_LARGEST_ENTRY`."""
+    row = row.to(torch.float32)
+    return row * (BIAS_LARGEST_ENTRY / float(row.abs().max()))
+
+
+def empty_text_scale(largest_norm: float, dim: int) -> float:
+    """The matrix's scale: the largest power of two (from 1 to 2^14) that keeps both the largest mean
+    (``largest_norm``, a table row's) and a tiny mean that a 16-bit ``StaticWordAverage`` scaled up (a largest entry
+    below 2: :mod:`st_static.model.half_precision`) below :data:`LARGEST_SCALED_NORM`."""
+    largest = max(largest_norm, 2.0 * math.sqrt(dim), 1e-30)
+    return float(min(_LARGEST_SCALE, max(1.0, 2.0 ** math.floor(math.log2(LARGEST_SCALED_NORM / largest)))))
 
 
 def _is_linear(module: nn.Module) -> bool:
@@ -219,7 +253,7 @@ def restore_empty_text_dense(model: SentenceTransformer, name: str) -> None:
     """Replace the empty text's ``Dense`` a load built (a plain, trainable ``Dense``) by an :class:`EmptyTextDense`
     in a model whose table has fallback rows; a model without fallback rows keeps any it has.
 
-    A ``Dense`` in its place that is no longer the identity plus a tiny bias was trained with the table (a
+    A ``Dense`` in its place that is no longer a multiple of the identity plus a tiny bias was trained with the table (a
     fine-tune of a bare ``SentenceTransformer``): it is folded into the table (each row ``r`` becomes
     ``W r + b``; every text but ``""`` has at least the empty-text row, so each mean becomes ``W mean + b``, the
     vector the fine-tuned model gave to every text without a dropped token, which a bare ``StaticEmbedding`` counts
@@ -262,7 +296,7 @@ def restore_empty_text_dense(model: SentenceTransformer, name: str) -> None:
 
 def _trained_empty_text_dense(model: SentenceTransformer) -> str | None:
     """The name of a ``Dense`` in the empty text's place (just before the final ``Normalize``, with a bias, square,
-    no activation) that is not the identity plus a tiny bias, or ``None``."""
+    no activation) that is not a multiple of the identity plus a tiny bias, or ``None``."""
     names = list(model._modules)
     if len(names) < 3 or type(model._modules[names[-1]]) is not Normalize:
         return None
@@ -282,7 +316,13 @@ def _fold_into_table(model: SentenceTransformer, key: str, name: str) -> None:
     first, dense = model._modules[first_key], model._modules[key]
     weight = dense.linear.weight.detach().to("cpu", torch.float32)
     bias = dense.linear.bias.detach().to("cpu", torch.float32)
-    rows = first.word_vectors.detach().to("cpu", torch.float32) @ weight.T + bias
+    table = first.word_vectors.detach().to("cpu", torch.float32)
+    rows = table @ weight.T + bias
+    # the Dense scaled every mean (by the power of two of empty_text_scale, then as trained): the folded rows are
+    # scaled back to the table's median row norm, which Normalize makes no difference to
+    rows *= float(torch.linalg.vector_norm(table, dim=1).median()) / max(
+        float(torch.linalg.vector_norm(rows, dim=1).median()), 1e-30
+    )
     folded = type(first)(first.tokenizer, rows, metadata=first.metadata).to(first.embedding.weight.device)
     logger.warning(
         "%s: its empty-text Dense module was trained (a fine-tune of a bare SentenceTransformer trains it): folded "

@@ -1,4 +1,4 @@
-"""A static table in 16 bits (``model.half()``, ``.to(torch.bfloat16)``): the fallback rows are 1e-4 and 1e-7 of a
+"""A static table in 16 bits (``model.half()``, ``.to(torch.bfloat16)``): the fallback rows are 1e-3 and 1e-7 of a
 word row, which float16 rounds to a few bits or to zero, and so are the means of texts that read nothing else (the
 empty text, a lone emoji); ``Normalize`` then gives them another direction or NaN. :class:`StaticWordAverage` keeps
 float32 copies of those rows while its table is in 16 bits (:func:`keep_float32_rows`), takes a 16-bit model's means

@@ -26,7 +26,7 @@ class MeaningMap(Module):
     No bias by default. A static table's sentence vector is the mean of its rows, so a bias-free map folds exactly
     into the table (every row ``r`` becomes ``W r``, and the mean of the new rows is ``W`` times the old mean) on
     every row: words, pieces, the fallback rows and the empty-text row. A bias ``b`` cannot be folded that way: adding
-    ``b`` to every row works for rows of a word's size, but the fallback and empty-text rows are scaled to 1e-4 and
+    ``b`` to every row works for rows of a word's size, but the fallback and empty-text rows are scaled to 1e-3 and
     1e-7 of a word row (:mod:`st_static.extraction.fallback`), so ``b`` would swamp the texts made only of fallback
     characters. Without a bias the scale of ``e`` does not matter either: the map is trained on the table model's
     normalised output, ``W (e / |e|)`` has the direction of ``W e``, and the folded table ends with ``Normalize``.

@@ -46,12 +46,18 @@ class Fallback(FolderStage):
 def fallback_version() -> dict[str, float | str]:
     """What keys the fallback step besides the refined table: the constants that set its rows and the normalisation
     its layout reads with (which decides the characters that get rows)."""
-    from st_static.extraction.fallback import EMPTY_TEXT_SCALE, FALLBACK_CHARACTER_SCALE, FIT_WORDS
+    from st_static.extraction.fallback import (
+        EMPTY_TEXT_LARGEST_ENTRY,
+        EMPTY_TEXT_SCALE,
+        FALLBACK_CHARACTER_SCALE,
+        FIT_WORDS,
+    )
     from st_static.model.tokenization import INFERENCE_FORM
 
     return {
         "characters": FALLBACK_CHARACTER_SCALE,
         "empty_text": EMPTY_TEXT_SCALE,
+        "empty_text_largest_entry": EMPTY_TEXT_LARGEST_ENTRY,
         "fit_words": FIT_WORDS,
         "normalization": INFERENCE_FORM,
     }
