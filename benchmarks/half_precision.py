@@ -15,10 +15,12 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+import torch
 from sentence_transformers import SentenceTransformer
 
 import st_static
 from benchmarks.common import command_line, machine, write_report
+from st_static.tensors import to_numpy
 
 TEXTS = ["", " ", "😀", "?", "東京", "Привет", "Hello, world!", "A man is playing a guitar.", "word " * 2000]
 LABELS = ['""', '" "', "😀", "?", "東京", "Привет", "Hello, world!", "a sentence", "2,000 words"]
@@ -32,7 +34,7 @@ def half_precision_rows(folder: str) -> list[dict[str, object]]:
         ("bare SentenceTransformer(folder).half()", SentenceTransformer(folder, device="cpu").half()),
         ("st_static.load_model(folder).half()", st_static.load_model(folder).half()),
     ):
-        halves = model.encode(TEXTS, convert_to_tensor=True).float().cpu().numpy()
+        halves = to_numpy(model.encode(TEXTS, convert_to_tensor=True), dtype=torch.float32)
         finite = np.nan_to_num(halves)
         norms = np.linalg.norm(finite, axis=1)
         rows.append(
