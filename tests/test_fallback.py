@@ -236,6 +236,19 @@ def test_the_empty_text_dense_is_checked_on_load(fallback_model, tmp_path):
         st_static.load_model(tmp_path / "model")
 
 
+def test_a_load_reads_the_table_for_its_empty_text_dense_once(fallback_model, tmp_path, monkeypatch):
+    """Each ``empty_text_dense`` takes every row's norm (about 20 ms on a real table): a load computes it once."""
+    from st_static.model import empty_text
+
+    st_static.save_model(fallback_model, tmp_path / "model")
+    calls = []
+    original = empty_text.empty_text_dense
+    monkeypatch.setattr(empty_text, "empty_text_dense", lambda model: calls.append(1) or original(model))
+    loaded = st_static.load_model(tmp_path / "model")
+    assert len(calls) == 1
+    assert sum(is_empty_text_dense(module) for module in loaded) == 1
+
+
 def test_a_folder_whose_normaliser_prepends_the_sentinel_needs_the_symbol_split(fallback_model, tmp_path):
     st_static.save_model(fallback_model, tmp_path / "model")
     path = tmp_path / "model" / "tokenizer.json"

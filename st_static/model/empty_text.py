@@ -236,7 +236,12 @@ def _free_name(modules: list[str], name: str) -> str:
 def attach_empty_text_dense(model: SentenceTransformer) -> SentenceTransformer:
     """Give ``model`` a fresh :class:`EmptyTextDense` before its final ``Normalize`` where it needs one (instead of
     any it had), so that any save of it, sentence-transformers' own included, writes the module; return ``model``."""
-    dense = empty_text_dense(model)
+    return _place_empty_text_dense(model, empty_text_dense(model))
+
+
+def _place_empty_text_dense(model: SentenceTransformer, dense: EmptyTextDense | None) -> SentenceTransformer:
+    """``model`` with ``dense`` (``empty_text_dense(model)``, which reads every row's norm) before its final
+    ``Normalize`` instead of any empty-text ``Dense`` it had; none when ``dense`` is ``None``."""
     held = [name for name, module in model._modules.items() if is_empty_text_dense(module)]
     names = [name for name in model._modules if name not in held]
     modules = {name: model._modules[name] for name in names}
@@ -291,7 +296,7 @@ def restore_empty_text_dense(model: SentenceTransformer, name: str) -> None:
             "st_static.save_model to write it.",
             name,
         )
-    attach_empty_text_dense(model)
+    _place_empty_text_dense(model, expected)
 
 
 def _trained_empty_text_dense(model: SentenceTransformer) -> str | None:
