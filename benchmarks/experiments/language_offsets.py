@@ -180,9 +180,9 @@ def main() -> None:
         "",
         f"Command: `{command_line('benchmarks.experiments.language_offsets')}`",
         "",
-        f"Machine: {machine()[0]} (beside a build). Scores x100: STS Spearman (test files, reported only); Tatoeba and Tux Paint dev "
-        "halves, retrieval accuracy, mean of both directions. Upper bounds: the language of every text is the side "
-        "of the file it is on.",
+        f"Machine: {machine()[0]} (beside a build). Scores x100: STS Spearman (test files, reported only); Tatoeba "
+        "and Tux Paint dev halves, retrieval accuracy, mean of both directions. Upper bounds: the language of every "
+        "text is the side of the file it is on.",
         "",
         "| variant | cross-lingual STS | " + " | ".join(columns) + " | Tatoeba (dev) | Tux Paint (dev) |",
         "|---|" + "---:|" * (len(columns) + 3),
