@@ -100,7 +100,7 @@ LIBRARY = {
     "st_static.tensors": ["to_numpy"],
     "st_static.extraction.teacher_model": ["load_teacher", "load_teacher_tokenizer"],
     "st_static.model.tokenization": ["build_word_tokenizer", "split_words", "token_targets"],
-    "st_static.training": ["fold_meaning_map", "refine_by_distillation", "train_meaning_map"],
+    "st_static.training": ["fold_meaning_map", "refine_by_distillation", "refine_by_translation", "train_meaning_map"],
     "st_static.training.disentangle": ["read_disentangle_pairs"],
     "st_static.training.propagation": ["propagate_refinement"],
 }
