@@ -110,6 +110,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--seed", type=int, default=0, help="the training's seed (batch order, validation split)")
     parser.add_argument("--encode-only", action="store_true", help="encode the teachers' texts, then stop")
     parser.add_argument("--no-baseline", dest="baseline", action="store_false", help="leave out the built table's row")
     parser.add_argument("--work", type=Path, required=True)
@@ -155,6 +156,7 @@ def main() -> None:
                 batch_size=args.batch_size,
                 learning_rate=args.learning_rate,
                 patience=None,
+                seed=args.seed,
             )
             row.update(best_step=result.best_step, train_seconds=result.train_seconds)
             if args.save is not None:
@@ -184,7 +186,9 @@ def report_lines(
             else "No teacher: the contrastive loss on the pairs alone. "
         )
         + f"Each arm trains {args.steps:,} steps from the built table (batch "
-        f"{args.batch_size}, learning rate {args.learning_rate:g}, the best validation step kept). Scores x100; "
+        f"{args.batch_size}, learning rate {args.learning_rate:g}"
+        + (f", seed {args.seed}" if args.seed else "")
+        + ", the best validation step kept). Scores x100; "
         "`*-test` reported only; Tatoeba and Tux Paint are dev halves, both directions.",
         "",
         "| arm | " + " | ".join([*means, "stsb-en-dev", *columns]) + " | best step | train s |",
