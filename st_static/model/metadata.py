@@ -8,7 +8,8 @@ Every field is optional (``None`` when the model does not record it): a model ma
 itself, and a build adds keys stage by stage. ``to_dict`` writes only the keys that are set, plus ``extra``: the
 keys this st-static does not know (a newer one may have written them), kept and written back unchanged, together
 with known keys that held ``null``. The nested records (``pca``, ``training``, ``speed``, ``pruning``, ``ensemble``
-and its ``members`` and ``folded``, ``fallback``, the ``extend`` entries, ``meaning_map``) work the same way.
+and its ``members`` and ``folded``, ``fallback``, the ``extend`` entries, ``meaning_map``, ``second_pass``) work the
+same way.
 
 The nested records and what every record shares are :mod:`st_static.model.metadata_records`; every name of it is
 importable from here too.
@@ -34,6 +35,7 @@ from st_static.model.metadata_records import (
     PiecesRecord,
     PruningRecord,
     Record,
+    SecondPassRecord,
     SecondTeacherRecord,
     SpeedRecord,
     TrainingRecord,
@@ -52,6 +54,7 @@ __all__ = [
     "PCARecord",
     "PiecesRecord",
     "PruningRecord",
+    "SecondPassRecord",
     "SecondTeacherRecord",
     "SpeedRecord",
     "TrainingRecord",
@@ -110,6 +113,8 @@ class ModelMetadata(Record):
     """What each :func:`st_static.extend` added, in order."""
     meaning_map: MeaningMapRecord | None = None
     """The disentangler's meaning map folded into the table (``st-static disentangle``, ``build --disentangle``)."""
+    second_pass: SecondPassRecord | None = None
+    """The contrastive training continued on chosen pairs after the refinement (``build --second-pass-pairs``)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this st-static does not know (and known keys that held ``null``), written back unchanged."""
 

@@ -1,8 +1,8 @@
 """The nested records of a model's metadata (``pca``, ``training``, ``speed``, ``pruning``, ``ensemble`` and its
-``members`` and ``folded``, ``fallback``, ``second_teacher``, ``pieces``, the ``extend`` entries, ``meaning_map``)
-and what every record shares (:class:`Record`): parsing its JSON object with every known key's type checked,
-writing back the keys that are set plus ``extra``. :class:`~st_static.model.metadata.ModelMetadata` is the record
-that holds them; every name here is importable from :mod:`st_static.model.metadata` too.
+``members`` and ``folded``, ``fallback``, ``second_teacher``, ``pieces``, the ``extend`` entries, ``meaning_map``,
+``second_pass``) and what every record shares (:class:`Record`): parsing its JSON object with every known key's type
+checked, writing back the keys that are set plus ``extra``. :class:`~st_static.model.metadata.ModelMetadata` is the
+record that holds them; every name here is importable from :mod:`st_static.model.metadata` too.
 """
 
 from __future__ import annotations
@@ -318,6 +318,23 @@ class MeaningMapRecord(Record):
     """Epochs it ran (early stopping included)."""
     best_epoch: int | None = None
     """The epoch of the lowest validation loss, whose map was folded in (0: the identity)."""
+    best_validation_loss: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True, repr=False)
+class SecondPassRecord(Record):
+    """``second_pass``: the contrastive training continued after the refinement on chosen translation pairs
+    (``build --second-pass-pairs``); ``training`` keeps the refinement's own record."""
+
+    files: list[str] | None = None
+    """The translation-pair files' names (never their paths)."""
+    loss: str | None = None
+    steps: int | None = None
+    best_step: int | None = None
+    batch_size: int | None = None
+    learning_rate: float | None = None
+    temperature: float | None = None
     best_validation_loss: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

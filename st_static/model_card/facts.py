@@ -17,6 +17,7 @@ from st_static.model.metadata import (
     MeaningMapRecord,
     ModelMetadata,
     PCARecord,
+    SecondPassRecord,
     TrainingRecord,
 )
 from st_static.teachers import LICENSE_NOTICES, describe_license, find_teacher, is_repo_id
@@ -50,6 +51,7 @@ STAGE_TITLES = {
     "ensemble": "Ensemble",
     "extend": "Extend",
     "disentangle": "Meaning parts (language bias removed)",
+    "second pass": "Second contrastive pass",
 }
 TRAINING_KEY_ORDER = ("loss", "steps", "batch_size", "learning_rate", "temperature", "best_validation_loss")
 
@@ -202,6 +204,7 @@ def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
         "ensemble": _ensemble_phrase(metadata.ensemble or EnsembleRecord()),
         "extend": _extend_phrase(metadata.extend or []),
         "disentangle": _meaning_map_phrase(metadata.meaning_map or MeaningMapRecord()),
+        "second pass": _second_pass_phrase(metadata.second_pass or SecondPassRecord()),
         "contrastive": (
             f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
@@ -296,6 +299,18 @@ def _meaning_map_phrase(record: MeaningMapRecord) -> str:
         "sentence embedding e into a meaning part W e, alike across translations, and a language part e - W e, and "
         "every row r of the table became W r. A mean of rows is linear, so each text's vector is exactly the meaning "
         "part of its old vector (after normalisation); nothing changes at inference."
+    )
+
+
+def _second_pass_phrase(record: SecondPassRecord) -> str:
+    """What the second contrastive pass trained on, how long and how fast (``build --second-pass-pairs``)."""
+    files = ", ".join(inline_code(name) for name in record.files or []) or "chosen translation pairs"
+    steps = f" for {format_number(record.steps)} more steps" if record.steps else ""
+    rate = f" at learning rate {format_number(record.learning_rate)}" if record.learning_rate else ""
+    return (
+        f"The contrastive training continued on {files} alone{steps}{rate}, without early stopping, before the "
+        "fallback and piece rows were fitted: translations of the pairs closest to the task are pulled together "
+        "further than the first training, over every pair file, leaves them (issue 68)."
     )
 
 

@@ -99,6 +99,13 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
             raise CorpusError(f"passages: {error}") from None
     for language, path in (settings.extra_pairs or {}).items():  # read after the teacher pass: checked now
         check_pair_file(path, f"extra pairs ({language})")
+    for language, files in settings.second_pass_files().items():  # read after the refinement: checked now
+        for path in files:
+            check_pair_file(path, f"second-pass pairs ({language})")
+        try:
+            _check_pair_count(language, files, SourceFilter.for_training(settings))
+        except CorpusError as error:
+            raise CorpusError(f"The second contrastive pass's pairs (--second-pass-pairs): {error}") from None
     return InputSizes(corpus_sentences=sentences)
 
 

@@ -30,6 +30,8 @@ from st_static.settings import BuildSettings
 from st_static.training.records import CURVE_FILE_NAME
 
 STAGE_SCORES_FILE_NAME = "stage_scores"
+SECOND_PASS_TRAINING_FOLDER = "second-pass"
+"""The second contrastive pass's record in the published ``training/`` folder."""
 
 
 @dataclass(kw_only=True)
@@ -119,4 +121,8 @@ def publish(result: PipelineResult, output: Path, *, inputs: list[str] | None = 
                 staging / f"{STAGE_SCORES_FILE_NAME}.md", stage_scores_markdown(result.stage_scores) + "\n"
             )
         shutil.copytree(result.folder / TRAINING_FOLDER, staging / TRAINING_FOLDER)
+        if result.second_pass_folder is not None:  # the second contrastive pass's record beside the refinement's
+            shutil.copytree(
+                result.second_pass_folder / TRAINING_FOLDER, staging / TRAINING_FOLDER / SECOND_PASS_TRAINING_FOLDER
+            )
         write_model(result.model, staging)

@@ -1,11 +1,11 @@
 """The build's stages in order (:mod:`st_static.stages`, one module each), each cached in its own folder of a work
 directory.
 
-extraction (-> completion) -> PCA/ABTT (-> long texts, second teacher) -> refinement (-> fallback rows -> pieces ->
-disentangle -> storage). A stage's folder is named by a hash of what it depends on: the previous stage's key,
-``asdict`` of its own settings and the content of the inputs it reads. A re-run with the same settings reuses finished
-stages (and resumes an interrupted teacher pass), while a changed setting or an edited input redoes only the stages it
-feeds.
+extraction (-> completion) -> PCA/ABTT (-> long texts, second teacher) -> refinement (-> second contrastive pass ->
+fallback rows -> pieces -> disentangle -> storage). A stage's folder is named by a hash of what it depends on: the
+previous stage's key, ``asdict`` of its own settings and the content of the inputs it reads. A re-run with the same
+settings reuses finished stages (and resumes an interrupted teacher pass), while a changed setting or an edited input
+redoes only the stages it feeds.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from st_static.stages.long_texts import LongTextTargets
 from st_static.stages.pieces import Pieces, pieces_version
 from st_static.stages.reduction import Reduction
 from st_static.stages.refinement import TRAINING_FOLDER, Refinement
+from st_static.stages.second_pass import SecondPass
 from st_static.stages.second_teacher import SecondTeacher
 from st_static.stages.storage import Storage
 from st_static.teachers import teacher_dimension
@@ -66,6 +67,7 @@ STAGES: tuple[Stage, ...] = (
     LongTextTargets(),
     SecondTeacher(),
     Refinement(),
+    SecondPass(),
     Fallback(),
     Pieces(),
     Disentangle(),
@@ -83,6 +85,8 @@ class PipelineResult:
     folder: Path
     """The refinement stage's folder (the model's files, with ``training/``)."""
     work_dir: Path
+    second_pass_folder: Path | None = None
+    """The second contrastive pass's folder (with its ``training/``), when it ran."""
     stage_scores: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
@@ -145,6 +149,7 @@ def run_pipeline(
         model=build.model,
         folder=refined_path,
         work_dir=work_dir,
+        second_pass_folder=build.second_pass_path,
         stage_scores=timer.scores,
         seconds=timer.seconds,
         training=training,

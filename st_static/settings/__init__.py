@@ -6,8 +6,8 @@ settings, so a new field reaches both without further code. Values are checked w
 
 The package's modules: :mod:`~st_static.settings.base` (the field helper, the checks, :class:`SettingsError`),
 :mod:`~st_static.settings.extraction` (step 1), :mod:`~st_static.settings.training` (PCA, refinement,
-disentangler), :mod:`~st_static.settings.build` (:class:`BuildSettings`). Every public name is importable from
-``st_static.settings``.
+second pass, disentangler), :mod:`~st_static.settings.build` (:class:`BuildSettings`). Every public name is
+importable from ``st_static.settings``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from st_static.settings.training import (
     DisentangleSettings,
     ReductionSettings,
     RefinementSettings,
+    SecondPassSettings,
 )
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "ExtractionSettings",
     "ReductionSettings",
     "RefinementSettings",
+    "SecondPassSettings",
     "SettingsError",
     "check_device",
     "language_file",

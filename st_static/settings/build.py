@@ -12,7 +12,12 @@ from typing import Any
 from st_static.files import file_key
 from st_static.settings.base import SettingsError, check_device, setting
 from st_static.settings.extraction import ExtractionSettings
-from st_static.settings.training import DisentangleSettings, ReductionSettings, RefinementSettings
+from st_static.settings.training import (
+    DisentangleSettings,
+    ReductionSettings,
+    RefinementSettings,
+    SecondPassSettings,
+)
 
 
 @dataclass
@@ -74,6 +79,7 @@ class BuildSettings:
     extraction: ExtractionSettings = setting(factory=ExtractionSettings, cli="skip")
     reduction: ReductionSettings = setting(factory=ReductionSettings, cli="skip")
     refinement: RefinementSettings = setting(factory=RefinementSettings, cli="skip")
+    second_pass: SecondPassSettings = setting(factory=SecondPassSettings, cli="skip")
     disentanglement: DisentangleSettings = setting(factory=DisentangleSettings, cli="skip")
 
     def __post_init__(self) -> None:
@@ -113,6 +119,13 @@ class BuildSettings:
                 "disentangle separates the language of translations: it is for cross-lingual builds (give --parallel "
                 "files and --languages)."
             )
+        if self.second_pass.second_pass_pairs:
+            if not self.parallel:
+                raise SettingsError(
+                    "second_pass_pairs continue the contrastive training of a cross-lingual table: give --parallel "
+                    "files and --languages too."
+                )
+            self.second_pass_files()  # the form and the languages checked now
         if self.training_leave_out_sources and not self.parallel:
             raise SettingsError(
                 "training_leave_out_sources chooses the translation pairs a cross-lingual table trains on: give "
@@ -202,6 +215,34 @@ class BuildSettings:
             seen[key] = path
         return files
 
+    def second_pass_files(self) -> dict[str, list[str]]:
+        """The translation-pair files of the second contrastive pass, ``{language: [files]}`` in the order given.
+
+        Raises:
+            SettingsError: For an entry that is not ``LANG=FILE``, a language that is not paired, or a file given twice.
+        """
+        files: dict[str, list[str]] = {}
+        seen: set[tuple[int, int] | str] = set()
+        for entry in self.second_pass.second_pass_pairs or []:
+            named = language_file(entry)
+            if named is None:
+                raise SettingsError(
+                    f"--second-pass-pairs {entry}: give LANG=FILE (e.g. de=en-de.tsv), the language its pairs "
+                    f"translate {self.languages[0]} into."
+                )
+            language, path = named
+            if language not in self.languages[1:]:
+                raise SettingsError(
+                    f"--second-pass-pairs {entry}: {language!r} is not one of the paired languages "
+                    f"{self.languages[1:]} (--languages {','.join(self.languages)})."
+                )
+            key = file_key(path)
+            if key in seen:
+                raise SettingsError(f"--second-pass-pairs: {path} is given twice.")
+            seen.add(key)
+            files.setdefault(language, []).append(path)
+        return files
+
     @property
     def inputs(self) -> list[str]:
         """The files the build reads (none may lie inside its output)."""
@@ -210,6 +251,7 @@ class BuildSettings:
             *([self.passages] if self.passages else []),
             *(path for paths in self.parallel_files().values() for path in paths),
             *(self.extra_pairs or {}).values(),
+            *(path for paths in self.second_pass_files().values() for path in paths),
         ]
 
     @classmethod
@@ -220,6 +262,7 @@ class BuildSettings:
             "extraction": ExtractionSettings,
             "reduction": ReductionSettings,
             "refinement": RefinementSettings,
+            "second_pass": SecondPassSettings,
             "disentanglement": DisentangleSettings,
         }
         nested: dict[str, dict[str, Any]] = {name: {} for name in stages}
@@ -252,6 +295,7 @@ def language_file(entry: str) -> tuple[str, str] | None:
 def settings_fields() -> list[tuple[type, Any]]:
     """Every settings field the command line offers, with the class it belongs to, in declaration order."""
     items: list[tuple[type, Any]] = []
-    for kind in (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings, DisentangleSettings):
+    kinds = (BuildSettings, ExtractionSettings, ReductionSettings, RefinementSettings, SecondPassSettings)
+    for kind in (*kinds, DisentangleSettings):
         items.extend((kind, item) for item in fields(kind) if item.metadata.get("cli") != "skip")
     return items

@@ -1,5 +1,5 @@
-"""The settings of the stages after the extraction: step 2 (PCA with All-But-The-Top), step 3 (the refinement) and
-the disentangler of cross-lingual tables."""
+"""The settings of the stages after the extraction: step 2 (PCA with All-But-The-Top), step 3 (the refinement), the
+second contrastive pass and the disentangler of cross-lingual tables."""
 
 from __future__ import annotations
 
@@ -97,6 +97,37 @@ class RefinementSettings:
             if not dims or any(isinstance(dim, bool) or not isinstance(dim, int) or dim < 1 for dim in dims):
                 raise SettingsError(f"matryoshka_dims must be positive integers, got {self.matryoshka_dims!r}.")
             self.matryoshka_dims = dims
+
+
+@dataclass
+class SecondPassSettings:
+    """After the refinement (cross-lingual tables): the contrastive training continued on chosen translation pairs."""
+
+    second_pass_pairs: list[str] | None = setting(
+        None,
+        "Cross-lingual builds: LANG=FILE translation pairs (pivot first; repeat it) that the contrastive training "
+        "continues on after the refinement, before the fallback and piece rows, with a lower learning rate and no "
+        "early stop (e.g. the closest-to-the-task files of --parallel: issue 68's second pass on parallel/ raised "
+        "cross-lingual STS by 3.5).",
+        cli="repeat",
+    )
+    second_pass_steps: int = setting(8_000, "Steps of the second contrastive pass (no early stop).")
+    second_pass_learning_rate: float = setting(3e-4, "Adam's learning rate in the second contrastive pass.")
+    second_pass_batch_size: int = setting(128, "Translation pairs per batch in the second contrastive pass.")
+
+    def __post_init__(self) -> None:
+        if self.second_pass_pairs is not None:
+            if isinstance(self.second_pass_pairs, str) or any(
+                not isinstance(entry, str) or not entry.strip() for entry in self.second_pass_pairs
+            ):
+                raise SettingsError(
+                    f"second_pass_pairs must be a list of LANG=FILE entries, got {self.second_pass_pairs!r}."
+                )
+            self.second_pass_pairs = [str(entry) for entry in self.second_pass_pairs] or None
+        positive_int(self, "second_pass_steps", "second_pass_batch_size")
+        positive_number(self, "second_pass_learning_rate")
+        if self.second_pass_batch_size < 2:
+            raise SettingsError("second_pass_batch_size must be at least 2 (the loss compares pairs in a batch).")
 
 
 DISENTANGLE_CONSTRAINTS = ("intra", "inter", "both")

@@ -90,6 +90,8 @@ class Build:
     second_targets: SecondTeacherTargets | None = None
     refined_path: Path | None = None
     """The refinement's folder (the model with ``training/``)."""
+    second_pass_path: Path | None = None
+    """The second contrastive pass's folder (the model with ``training/``), when it ran."""
     model: SentenceTransformer | None = None
     """The latest stage's model."""
     model_path: Path | None = None
@@ -106,6 +108,16 @@ class Build:
         if self.refined_path is None:
             raise RuntimeError("the stages ran out of order: no refinement yet")
         return self.refined_path
+
+    def trained(self) -> Path:
+        """The trained table's folder, which the fallback and pieces stages read: the second pass's when it ran, else
+        the refinement's."""
+        return self.second_pass_path or self.refined()
+
+    @property
+    def trained_key(self) -> str:
+        """The key of :meth:`trained`'s stage."""
+        return self.keys.get("second pass", self.keys["refinement"])
 
     @property
     def table_key(self) -> str:

@@ -33,7 +33,8 @@ class Disentangle(FolderStage):
     def key(self, build: Build) -> str:
         extraction = build.settings.extraction
         read = "pieces" if extraction.piece_rows else "fallback" if extraction.fallback_rows else "refinement"
-        return stage_key(build.keys[read], "disentangle", asdict(build.settings.disentanglement), disentangle_version())
+        read_key = build.trained_key if read == "refinement" else build.keys[read]
+        return stage_key(read_key, "disentangle", asdict(build.settings.disentanglement), disentangle_version())
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
         if is_first_process():
@@ -67,7 +68,7 @@ def run_disentangle(build: Build, output: Path) -> Path:
         raise RuntimeError("the disentangle stage runs in cross-lingual builds only")
     started = time.perf_counter()
     settings = build.settings.disentanglement
-    model = load_model(build.model_path or build.refined())
+    model = load_model(build.model_path or build.trained())
     folded, result = disentangle_table(
         model,
         pairs,

@@ -1,7 +1,8 @@
-"""The fallback stage: the refined table with fallback rows (:mod:`st_static.extraction.fallback`), so every text
-gets a vector, in ``fallback-KEY/`` (``model/`` + ``report.json``).
+"""The fallback stage: the trained table (the refinement's, or the second contrastive pass's when it ran) with
+fallback rows (:mod:`st_static.extraction.fallback`), so every text gets a vector, in ``fallback-KEY/`` (``model/`` +
+``report.json``).
 
-Runs when ``fallback_rows`` (the default). Keyed by the refinement's key and the constants that set the rows, so
+Runs when ``fallback_rows`` (the default). Keyed by the trained table's key and the constants that set the rows, so
 ``fallback_rows`` changes no other stage's key.
 """
 
@@ -31,12 +32,12 @@ class Fallback(FolderStage):
         return build.settings.extraction.fallback_rows
 
     def key(self, build: Build) -> str:
-        return stage_key(build.keys["refinement"], "fallback", fallback_version())
+        return stage_key(build.trained_key, "fallback", fallback_version())
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
         settings = build.settings
         if is_first_process():
-            run_fallback(build.refined(), folder, settings.extraction, settings.device)
+            run_fallback(build.trained(), folder, settings.extraction, settings.device)
         barrier()
         build.model_path = folder / "model"
         build.model = build.record_inputs(load_model(build.model_path))

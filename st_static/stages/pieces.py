@@ -1,8 +1,8 @@
 """The pieces stage: subword-piece rows (:mod:`st_static.extraction.pieces`), so an unknown word reads its longest
 known prefix and its pieces, in ``pieces-KEY/`` (``model/`` + ``report.json``).
 
-Runs when ``piece_rows`` (the default), on the fallback stage's table (or the refined one). Keyed by the
-refinement's key, the fit's constants and ``fallback_rows``.
+Runs when ``piece_rows`` (the default), on the fallback stage's table (or the trained one). Keyed by the trained
+table's key, the fit's constants and ``fallback_rows``.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ class Pieces(FolderStage):
 
     def key(self, build: Build) -> str:
         fallback_rows = build.settings.extraction.fallback_rows
-        return stage_key(build.keys["refinement"], "pieces", pieces_version(), fallback_rows)
+        return stage_key(build.trained_key, "pieces", pieces_version(), fallback_rows)
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
-        source = build.model_path or build.refined()  # the fallback stage's table, else the refined one
+        source = build.model_path or build.trained()  # the fallback stage's table, else the trained one
         if is_first_process():
             run_pieces(source, folder, build.settings.extraction)
         barrier()
