@@ -26,9 +26,6 @@ table, JSON and a plot (``--output``)::
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +48,7 @@ from benchmarks.common import (
     train_meaning_map,
     write_report,
 )
+from benchmarks.text_vectors import TextVectors
 
 VARIANTS = ("baseline", "intra", "inter", "both")
 
@@ -121,42 +119,10 @@ def sample_pairs(pairs: dict, max_pairs: int, seed: int = 0) -> dict:
     return sampled
 
 
-class Vectors:
-    """Texts -> the frozen model's unit vectors, encoded once (a teacher's cached in the work folder)."""
-
-    def __init__(self, model: Any, prompt: str | None, work: Path, label: str, cache: bool) -> None:
-        self.model, self.prompt, self.work, self.label, self.cache = model, prompt, work, label, cache
-        self.rows: dict[str, np.ndarray] = {}
-
-    def add(self, texts: list[str]) -> None:
-        new = [text for text in dict.fromkeys(texts) if text not in self.rows]
-        if not new:
-            return
-        digest = hashlib.sha256(json.dumps([self.label, self.prompt, new], ensure_ascii=False).encode()).hexdigest()
-        path = self.work / f"vectors-{digest[:16]}.npy"
-        if self.cache and path.is_file():
-            vectors = np.load(path)
-        else:
-            started = time.perf_counter()
-            batch_size = 64 if self.cache else 1024  # a teacher's batches, a table's
-            vectors = np.asarray(
-                self.model.encode(new, prompt=self.prompt, batch_size=batch_size, normalize_embeddings=True), np.float32
-            )
-            log(f"encoded {len(new):,} texts in {time.perf_counter() - started:.0f} s")
-            if self.cache:
-                self.work.mkdir(parents=True, exist_ok=True)
-                np.save(path, vectors)
-        self.rows.update(zip(new, vectors, strict=True))
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        self.add(list(texts))
-        return np.stack([self.rows[text] for text in texts])
-
-
 class MappedEncoder:
     """``encode`` of the frozen vectors through a meaning map (``weight=None``: the vectors themselves), unit rows."""
 
-    def __init__(self, vectors: Vectors, weight: np.ndarray | None) -> None:
+    def __init__(self, vectors: TextVectors, weight: np.ndarray | None) -> None:
         self.vectors, self.weight = vectors, weight
 
     def encode(self, texts: list[str], **kwargs: Any) -> np.ndarray:
@@ -234,7 +200,13 @@ def main() -> None:
         files.setdefault(language, []).append(path)
     pairs = sample_pairs(read_disentangle_pairs(files, languages[0], min_pairs=args.min_pairs), args.max_pairs)
     label = str(Path(args.model).resolve())
-    vectors = Vectors(model, args.prompt if args.teacher else None, args.work, label, args.teacher)
+    vectors = TextVectors(  # a teacher's vectors cached in the work folder, a table's encoded at once
+        model,
+        prompt=args.prompt if args.teacher else None,
+        batch_size=64 if args.teacher else 1024,
+        work=args.work if args.teacher else None,
+        label=label,
+    )
     tasks = tasks_for(args.data, languages)
     vectors.add([text for language_pairs in pairs.values() for pair in language_pairs for text in pair])
     vectors.add(task_texts({name: (kind, path) for name, (kind, _, path) in tasks.items()}))

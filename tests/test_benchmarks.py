@@ -15,9 +15,11 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER = REPO / "benchmarks" / "bench_worker.py"
-# Every maintained benchmark: the scripts at the top of benchmarks/ but the helper and compare.py's row worker.
+# Every maintained benchmark: the scripts at the top of benchmarks/ but the helpers and compare.py's row worker.
 MAINTAINED = sorted(
-    path.stem for path in (REPO / "benchmarks").glob("*.py") if path.stem not in {"__init__", "common", "bench_worker"}
+    path.stem
+    for path in (REPO / "benchmarks").glob("*.py")
+    if path.stem not in {"__init__", "common", "text_vectors", "bench_worker"}
 )
 SHOW_HELP = """
 import runpy, sys

@@ -36,11 +36,12 @@ from benchmarks.common import (
     command_line,
     evaluate_sts,
     evaluate_translation_retrieval,
+    load_model,
     log,
     machine,
-    to_numpy,
     write_report,
 )
+from benchmarks.text_vectors import TextVectors
 from st_static.data_files import read_translation_pairs
 from st_static.evaluation.sts import read_sts_file
 
@@ -52,27 +53,15 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
-class TableVectors:
+def table_vectors(folder: Path) -> TextVectors:
     """A table's mean of rows per text (its first module alone: no ``Normalize``), each text encoded once."""
+    from sentence_transformers import SentenceTransformer
 
-    def __init__(self, folder: Path) -> None:
-        from sentence_transformers import SentenceTransformer
-
-        import st_static
-
-        model = st_static.load_model(str(folder), device="cpu")
-        self.model = SentenceTransformer(modules=[model[0]], device="cpu")
-        self.rows: dict[str, np.ndarray] = {}
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        new = [text for text in dict.fromkeys(texts) if text not in self.rows]
-        if new:
-            vectors = to_numpy(self.model.encode(new, batch_size=1024, convert_to_tensor=True))
-            self.rows.update(zip(new, vectors.astype(np.float32), strict=True))
-        return np.stack([self.rows[text] for text in texts])
+    model = load_model(str(folder), device="cpu")
+    return TextVectors(SentenceTransformer(modules=[model[0]], device="cpu"), normalize=False)
 
 
-def told_encoder(vectors: TableVectors, transform: Transform, language_of: dict[str, str]) -> Callable:
+def told_encoder(vectors: TextVectors, transform: Transform, language_of: dict[str, str]) -> Callable:
     """An encoder that applies each text's language's transform (the language told by ``language_of``)."""
 
     def encode(texts: list[str]) -> np.ndarray:
@@ -102,7 +91,7 @@ def evaluation_files(data: Path, languages: list[str]) -> dict[str, tuple[str, P
     return {name: entry for name, entry in files.items() if entry[1].is_file()}
 
 
-def score(vectors: TableVectors, transform: Transform, files: dict[str, tuple[str, Path, str, str]]) -> dict:
+def score(vectors: TextVectors, transform: Transform, files: dict[str, tuple[str, Path, str, str]]) -> dict:
     scores = {}
     for name, (kind, path, first, second) in files.items():
         if kind == "sts":
@@ -134,7 +123,7 @@ def main() -> None:
         language, _, file = entry.partition("=")
         groups[Path(file).parent.name][language] = read_translation_pairs(Path(file))
     languages = sorted({language for group in groups.values() for language in group})
-    vectors = TableVectors(args.model)
+    vectors = table_vectors(args.model)
     files = evaluation_files(args.data, languages)
 
     generator = np.random.default_rng(0)

@@ -27,10 +27,6 @@ Tatoeba and Tux Paint dev halves, the English task files' halves::
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +44,7 @@ from benchmarks.common import (
     write_report,
 )
 from benchmarks.disentangle import english_tasks, score, summary, tasks_for
-
-CHUNK = 512
-"""Texts a teacher encodes between two saved chunks."""
+from benchmarks.text_vectors import encode_in_chunks
 
 
 def shared_sentences(
@@ -71,34 +65,6 @@ def shared_sentences(
         key: [(english, translations[english]) for english in chosen]
         for key, translations in zip(pairs, first, strict=True)
     }
-
-
-def teacher_vectors(folder: str, prompt: str, texts: list[str], work: Path) -> np.ndarray:
-    """Unit vectors of ``texts`` by the teacher in ``folder``, encoded in chunks of ``CHUNK`` saved (atomically) in
-    ``work``; a rerun loads the chunks it has and encodes the rest."""
-    digest = hashlib.sha256(json.dumps([str(Path(folder).resolve()), prompt, texts]).encode()).hexdigest()[:16]
-    chunks = work / f"{Path(folder).name}-{digest}"
-    chunks.mkdir(parents=True, exist_ok=True)
-    teacher = None
-    parts = []
-    started, encoded = time.perf_counter(), 0
-    for start in range(0, len(texts), CHUNK):
-        path = chunks / f"chunk-{start // CHUNK:05d}.npy"
-        if not path.is_file():
-            if teacher is None:
-                from sentence_transformers import SentenceTransformer
-
-                teacher = SentenceTransformer(folder, device="cpu")
-            batch = texts[start : start + CHUNK]
-            vectors = teacher.encode(batch, prompt=prompt, batch_size=32, normalize_embeddings=True)
-            partial = path.with_suffix(".partial.npy")
-            np.save(partial, np.asarray(vectors, dtype=np.float32))
-            os.replace(partial, path)
-            encoded += len(batch)
-            rate = encoded / (time.perf_counter() - started)
-            log(f"{Path(folder).name}: {start + len(batch):,}/{len(texts):,} texts ({rate:.1f} texts/s)")
-        parts.append(np.load(path))
-    return np.concatenate(parts)
 
 
 def main() -> None:
@@ -133,7 +99,7 @@ def main() -> None:
     for entry in args.teacher:
         name, _, rest = entry.partition("=")
         folder, _, prompt = rest.partition("|")
-        targets[name] = teacher_vectors(folder, prompt, texts, args.work)
+        targets[name], _ = encode_in_chunks(folder, texts, args.work, str(Path(folder).resolve()), prompt=prompt)
     if args.encode_only:
         return
 

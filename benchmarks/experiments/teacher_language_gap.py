@@ -16,14 +16,12 @@ one side in English) is the teacher's, by scoring teachers (``NAME=FOLDER|PROMPT
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import command_line, evaluate_sts, log, machine, to_numpy, write_report
+from benchmarks.common import command_line, evaluate_sts, load_model, log, machine, write_report
+from benchmarks.text_vectors import TextVectors, encode_in_chunks
 from st_static.evaluation.sts import read_sts_file
 
 LANGUAGES = ("de", "ja", "zh")
@@ -33,29 +31,6 @@ def sts_files(data: Path) -> dict[str, Path]:
     names = [f"stsb-en-{language}-test" for language in LANGUAGES]
     names += [f"stsb-{language}-test" for language in ("en", *LANGUAGES)]
     return {name: data / "sts" / f"{name}.tsv" for name in names}
-
-
-def teacher_vectors(folder: str, prompt: str, texts: list[str], work: Path) -> tuple[dict[str, np.ndarray], float]:
-    """Unit vectors of ``texts`` by the teacher (cached in ``work``) and the seconds the encoding took (0: cached)."""
-    from sentence_transformers import SentenceTransformer
-
-    digest = hashlib.sha256(json.dumps([Path(folder).name, prompt, texts], ensure_ascii=False).encode()).hexdigest()
-    path = work / f"vectors-{digest[:16]}.npy"
-    if path.is_file():
-        return dict(zip(texts, np.load(path), strict=True)), 0.0
-    model = SentenceTransformer(folder, device="cpu")
-    order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
-    started = time.perf_counter()
-    ordered = [texts[index] for index in order]
-    encoded = model.encode(ordered, prompt=prompt, batch_size=32, normalize_embeddings=True, convert_to_tensor=True)
-    seconds = time.perf_counter() - started
-    vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
-    vectors[order] = to_numpy(encoded)
-    work.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial.npy")
-    np.save(partial, vectors)
-    partial.replace(path)
-    return dict(zip(texts, vectors, strict=True)), seconds
 
 
 def main() -> None:
@@ -74,21 +49,16 @@ def main() -> None:
     for entry in args.teacher:
         name, _, spec = entry.partition("=")
         folder, _, prompt = spec.partition("|")
-        table, seconds = teacher_vectors(folder, prompt, texts, args.work)
+        vectors, seconds = encode_in_chunks(folder, texts, args.work, str(Path(folder).resolve()), prompt=prompt)
+        table = dict(zip(texts, vectors, strict=True))
         log(f"teacher {name}: {len(texts):,} texts in {seconds:.0f} s")
         rows[f"teacher {name} ({Path(folder).name})"] = {
             file: evaluate_sts(lambda batch, table=table: np.stack([table[text] for text in batch]), path)["score"]
             for file, path in files.items()
         } | {"seconds": seconds}
     for entry in args.table:
-        import st_static
-
         name, _, folder = entry.partition("=")
-        model = st_static.load_model(folder, device="cpu")
-
-        def encode(batch: list[str], model=model) -> np.ndarray:
-            return to_numpy(model.encode(batch, batch_size=1024, normalize_embeddings=True, convert_to_tensor=True))
-
+        encode = TextVectors(load_model(folder))
         rows[f"table of {name} ({Path(folder).name})"] = {
             file: evaluate_sts(encode, path)["score"] for file, path in files.items()
         }
