@@ -323,20 +323,19 @@ class MeaningMapRecord(Record):
 
 
 @dataclass(kw_only=True, repr=False)
-class SecondPassRecord(Record):
+class SecondPassRecord(TrainingRecord):
     """``second_pass``: the contrastive training continued after the refinement on chosen translation pairs
-    (``build --second-pass-pairs``); ``training`` keeps the refinement's own record."""
+    (``build --second-pass-pairs``): its run, as ``training`` records one, and its files; ``training`` keeps the
+    refinement's own record."""
 
     files: list[str] | None = None
     """The translation-pair files' names (never their paths)."""
-    loss: str | None = None
-    steps: int | None = None
-    best_step: int | None = None
-    batch_size: int | None = None
-    learning_rate: float | None = None
-    temperature: float | None = None
-    best_validation_loss: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, run: TrainingRecord, files: list[str]) -> SecondPassRecord:
+        """The record of ``run`` (every key it holds, its extra keys too) with ``files``."""
+        values = {item.name: copy.deepcopy(getattr(run, item.name)) for item in fields(TrainingRecord)}
+        return cls(**values, files=list(files))
 
 
 @dataclass(kw_only=True, repr=False)

@@ -23,7 +23,7 @@ from sentence_transformers import SentenceTransformer
 from st_static.distributed import barrier, is_first_process
 from st_static.extraction.pair_sources import SourceFilter, read_pairs
 from st_static.files import content_digest, staged_folder
-from st_static.model.metadata import SecondPassRecord
+from st_static.model.metadata import SecondPassRecord, TrainingRecord
 from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings
 from st_static.stages.base import Build, FolderStage, distinct_file_names, stage_key
@@ -98,14 +98,9 @@ def train_second_pass(refined: Path, settings: BuildSettings, destination: Path)
             output_dir=staging / TRAINING_FOLDER,
             device=settings.device,
         )
-        run = module.metadata.training
+        run = module.metadata.training or TrainingRecord()
         module.metadata.training = refinement
-        module.metadata.second_pass = SecondPassRecord(
-            files=second_pass_file_names(settings),
-            **{name: getattr(run, name) for name in RUN_FIELDS} if run is not None else {},
-        )
-        if run is not None and "best_validation_loss" in run.extra:  # a run without validation: recorded as null
-            module.metadata.second_pass.extra["best_validation_loss"] = None
+        module.metadata.second_pass = SecondPassRecord.of(run, second_pass_file_names(settings))
         module.metadata.add_stage(STAGE)
         write_model(model, staging)
 
@@ -119,7 +114,3 @@ def second_pass_file_names(settings: BuildSettings) -> list[str]:
     distinct = list(dict.fromkeys(os.path.abspath(path) for path in read))
     names = dict(zip(distinct, distinct_file_names(distinct), strict=True))
     return [names[os.path.abspath(path)] for paths in settings.second_pass_files().values() for path in paths]
-
-
-RUN_FIELDS = ("loss", "steps", "best_step", "batch_size", "learning_rate", "temperature", "best_validation_loss")
-"""The fields of the run's ``TrainingRecord`` that its ``SecondPassRecord`` keeps."""
