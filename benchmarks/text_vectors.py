@@ -48,14 +48,16 @@ def encode_in_chunks(
         model: What encodes: a loaded model, or a folder that ``SentenceTransformer`` loads on the first chunk to
             encode (so a finished cache never loads it).
         texts: The texts; the cache is keyed by them, ``label``, ``prompt`` and ``normalize``.
-        work: The folder that holds the chunks (``LABEL-NAME-DIGEST/chunk-NNNNN.npy``).
-        label: Names the model in the key (a folder's resolved path, a repo id).
+        work: The folder that holds the chunks (``NAME-DIGEST/chunk-NNNNN.npy``; NAME: the last part of ``label``,
+            else ``texts``).
+        label: Names the model in the key (a folder's resolved path, a repo id; may be empty).
 
     Returns:
         The vectors and the seconds this call spent encoding (0 when every chunk was cached).
     """
     key = json.dumps([label, prompt, normalize, list(texts)], ensure_ascii=False)
-    folder = work / f"{Path(label).name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    name = Path(label).name or "texts"
+    folder = work / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     folder.mkdir(parents=True, exist_ok=True)
     order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
     parts: list[np.ndarray] = []
@@ -74,7 +76,7 @@ def encode_in_chunks(
             os.replace(partial, path)
             seconds += time.perf_counter() - started
             encoded += len(batch)
-            log(f"{Path(label).name}: {start + len(batch):,}/{len(texts):,} texts ({encoded / seconds:.1f} texts/s)")
+            log(f"{name}: {start + len(batch):,}/{len(texts):,} texts ({encoded / seconds:.1f} texts/s)")
         parts.append(np.load(path))
     vectors = np.empty((len(texts), parts[0].shape[1] if parts else 0), dtype=np.float32)
     if parts:

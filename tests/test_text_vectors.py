@@ -58,6 +58,8 @@ def test_another_prompt_or_label_is_another_cache_and_a_cached_folder_is_never_l
     assert model.seen == ["one", "two"] and len(list(tmp_path.iterdir())) == 2
     vectors, seconds = encode_in_chunks(str(tmp_path / "no-such-folder"), texts, tmp_path, "teacher")
     assert seconds == 0 and vectors.shape == (2, 3)  # every chunk cached: the folder is not loaded
+    encode_in_chunks(CountingModel(), texts, tmp_path, "")
+    assert len([folder for folder in tmp_path.iterdir() if folder.name.startswith("texts-")]) == 1  # no label
 
 
 def test_text_vectors_encode_each_text_once_in_memory_or_through_the_cache(tmp_path):

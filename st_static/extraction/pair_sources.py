@@ -122,6 +122,17 @@ def read_pairs(path: str | os.PathLike[str], source_filter: SourceFilter | None 
     return [(first, second) for first, second in cleaned if first and second]
 
 
+def read_language_pairs(
+    files: Mapping[str, Sequence[str | os.PathLike[str]]], pivot: str, source_filter: SourceFilter | None = None
+) -> dict[tuple[str, str], Pairs]:
+    """``{(pivot, language): pairs}`` of every language's pair files (``{language: [files]}``, pivot sentences
+    first), each read by :func:`read_pairs` with ``source_filter``, in the files' order."""
+    return {
+        (pivot, language): [pair for path in paths for pair in read_pairs(path, source_filter)]
+        for language, paths in files.items()
+    }
+
+
 def check_corpus_sources(
     paths: Sequence[str | os.PathLike[str]], source_filter: SourceFilter
 ) -> dict[str, tuple[int, int]]:

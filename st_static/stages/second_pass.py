@@ -21,7 +21,7 @@ from pathlib import Path
 from sentence_transformers import SentenceTransformer
 
 from st_static.distributed import barrier, is_first_process
-from st_static.extraction.pair_sources import SourceFilter, read_pairs
+from st_static.extraction.pair_sources import SourceFilter, read_language_pairs
 from st_static.files import content_digest, staged_folder
 from st_static.model.metadata import SecondPassRecord, TrainingRecord
 from st_static.model.save_load import load_model, write_model
@@ -64,12 +64,7 @@ class SecondPass(FolderStage):
 
 def second_pass_pairs(settings: BuildSettings) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``{(pivot, language): pairs}`` of ``second_pass_pairs``, read through the training's source filter."""
-    source_filter = SourceFilter.for_training(settings)
-    pivot = settings.languages[0]
-    return {
-        (pivot, language): [pair for path in paths for pair in read_pairs(path, source_filter)]
-        for language, paths in settings.second_pass_files().items()
-    }
+    return read_language_pairs(settings.second_pass_files(), settings.languages[0], SourceFilter.for_training(settings))
 
 
 def train_second_pass(refined: Path, settings: BuildSettings, destination: Path) -> None:

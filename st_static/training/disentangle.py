@@ -131,18 +131,16 @@ def read_disentangle_pairs(
     Raises:
         DisentangleError: If a language's files hold fewer than ``min_pairs`` pairs, naming them.
     """
-    from st_static.extraction.pair_sources import read_pairs
+    from st_static.extraction.pair_sources import read_language_pairs
 
-    pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for language, paths in files.items():
-        read = [pair for path in paths for pair in read_pairs(path, source_filter)]
+    pairs = read_language_pairs(files, pivot, source_filter)
+    for (_, language), read in pairs.items():
         if len(read) < min_pairs:
-            names = ", ".join(Path(path).name for path in paths)
+            names = ", ".join(Path(path).name for path in files[language])
             raise DisentangleError(
                 f"{names} hold(s) {len(read):,} translation pair(s) for {pivot}-{language}; the disentangler needs at "
                 f"least {min_pairs:,} per language ({min_pairs // 10:,} of them validate): give more pairs."
             )
-        pairs[(pivot, language)] = read
     return pairs
 
 
