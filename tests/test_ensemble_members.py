@@ -197,3 +197,21 @@ def test_cli_compress_takes_foreign_members(table_member, model2vec_folder, tmp_
     assert record.block_weights == [2.0, 1.0] and record.folded is not None
     assert [member.kind for member in record.members] == ["st-static", "model2vec"]
     assert [member.name for member in record.members] == ["table", "m2v"]  # folder names, never machine paths
+
+
+def test_a_fallback_character_that_reads_another_members_word_gets_no_row_of_its_own():
+    rng = np.random.default_rng(6)
+    cased = ["\u0432", "Paris", "house"]  # Cyrillic ve; "Paris": the union keeps case
+    words = SentenceTransformer(
+        modules=[StaticWordAverage.from_word_vectors(cased, rng.standard_normal((3, 5)).astype(np.float32))],
+        device="cpu",
+    )
+    symbols = with_fallback(
+        StaticWordAverage.from_word_vectors(["Paris", "tree"], rng.standard_normal((2, 4)).astype(np.float32)),
+        characters=["\u0412", "?"],
+    )
+    combined = ensemble([words, SentenceTransformer(modules=[symbols], device="cpu")], names=["words", "symbols"])
+    assert "\u0412" not in combined[0].fallback_characters and "?" in combined[0].fallback_characters
+    own = words.encode(["\u0432"])
+    assert cosine_agreement(blocks(combined, ["\u0412"])[0], own).min() >= 0.9999  # capital reads small
+    assert np.isfinite(combined.encode(["\u0412 ?", "?"])).all()

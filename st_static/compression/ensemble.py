@@ -67,6 +67,7 @@ from st_static.model.tokenization import (
     is_fallback_character,
     is_lowercase_tokenizer,
     is_piece,
+    keys_reading_rows,
     piece_rows_of,
     pieces_of,
 )
@@ -182,7 +183,6 @@ def union_keys(readers: Sequence[MemberReader]) -> UnionKeys:
     )
     tokenizer = build_word_tokenizer(words, extra_characters=characters, max_word_chars=max_chars)
     lowercase = is_lowercase_tokenizer(tokenizer)
-    known = set(words)
     pieces = list(
         dict.fromkeys(
             piece
@@ -193,6 +193,7 @@ def union_keys(readers: Sequence[MemberReader]) -> UnionKeys:
     )
     if pieces:
         tokenizer = add_piece_layout(tokenizer, pieces)
+    known = keys_reading_rows(tokenizer)  # a symbol may be a word of another member, or its case variant
     symbols = list(
         dict.fromkeys(
             character

@@ -102,6 +102,14 @@ def token_targets(tokenizer: Tokenizer, vocab: dict[str, int] | None = None) -> 
     return targets, num_words
 
 
+def keys_reading_rows(tokenizer: Tokenizer) -> frozenset[str]:
+    """The keys of a word tokenizer that read a table row (its words, their case variants, the continuation forms of
+    space-less words, its pieces and fallback characters): a key among them needs no fallback row of its own."""
+    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    targets, _ = token_targets(tokenizer, vocab)
+    return frozenset(token for token, token_id in vocab.items() if targets[token_id] != DROPPED)
+
+
 @dataclass(frozen=True)
 class FallbackLayout:
     """Where a word tokenizer's fallback rows are (:func:`add_fallback_layout`).
