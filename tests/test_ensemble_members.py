@@ -215,3 +215,16 @@ def test_a_fallback_character_that_reads_another_members_word_gets_no_row_of_its
     own = words.encode(["\u0432"])
     assert cosine_agreement(blocks(combined, ["\u0412"])[0], own).min() >= 0.9999  # capital reads small
     assert np.isfinite(combined.encode(["\u0412 ?", "?"])).all()
+
+
+def test_a_lowercase_member_in_a_union_that_keeps_case_is_named_in_a_warning(table_member, caplog):
+    cased = StaticWordAverage.from_word_vectors(["Paris", "house"], np.ones((2, 3), dtype=np.float32))
+    with caplog.at_level("WARNING", logger="st_static.compression.ensemble"):
+        members = [table_member, SentenceTransformer(modules=[cased], device="cpu")]
+        combined = ensemble(members, names=["lower", "cased"])
+    assert "lower lowercase every word" in caplog.text and "iPhone" in caplog.text
+    assert not combined[0].lowercase  # "Paris" keeps its case: the union does
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="st_static.compression.ensemble"):
+        ensemble([table_member, table_member], names=["a", "b"])
+    assert "lowercase every word" not in caplog.text  # all lowercase: the union lowercases too

@@ -168,6 +168,26 @@ class UnionKeys:
     fallback: FallbackLayout | None
 
 
+def reads_case(reader: MemberReader) -> bool:
+    """Whether a member tells a word's cases apart (a lowercase st-static table or tokenizer does not)."""
+    if isinstance(reader, StaticTableReader):
+        return not reader.module.lowercase
+    normalizer = reader.tokenizer.normalizer
+    return normalizer is None or normalizer.normalize_str("iPhone") != "iphone"
+
+
+def warn_case_blind_members(readers: Sequence[MemberReader]) -> None:
+    """Warn that a union that keeps case reads some words otherwise than its lowercasing members do."""
+    blind = [reader.name for reader in readers if not reads_case(reader)]
+    if blind:
+        logger.warning(
+            "%s lowercase every word, but the ensemble's table keeps case for the other members: a word in mixed "
+            "case (iPhone) that no member keeping case holds reads nothing, where %s would read its lowercase form.",
+            ", ".join(blind),
+            "they" if len(blind) > 1 else "it",
+        )
+
+
 def union_keys(readers: Sequence[MemberReader]) -> UnionKeys:
     """One word tokenizer over every member's words, pieces and symbols (the latter as fallback rows)."""
     words = union_vocabulary([[word for word in reader.words if is_word_key(word)] for reader in readers])
@@ -183,6 +203,8 @@ def union_keys(readers: Sequence[MemberReader]) -> UnionKeys:
     )
     tokenizer = build_word_tokenizer(words, extra_characters=characters, max_word_chars=max_chars)
     lowercase = is_lowercase_tokenizer(tokenizer)
+    if not lowercase:
+        warn_case_blind_members(readers)
     pieces = list(
         dict.fromkeys(
             piece
