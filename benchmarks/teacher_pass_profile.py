@@ -1,14 +1,16 @@
 """Where the teacher pass spends its time, and how fast (and how faithful) each teacher runtime is.
 
     python -m benchmarks.teacher_pass_profile --corpus ../shared/data/corpus/en.txt [--teacher minilm] \
-        [--sentences 4000] [--threads 2] --output benchmarks/results/DATE-teacher-pass-profile.md
+        [--prompt 'query: '] [--sentences 4000] [--threads 2] [--runtimes float32,int8] \
+        --output benchmarks/results/DATE-teacher-pass-profile.md
 
 Takes the sentences a default build's selection reads (``--sentences-per-word``, shortest first), keeps an evenly
 spaced sample of ``--sentences`` of them (so the length mix is the build's), and times each phase of the
 extraction loop on it: tokenisation and padding (``teacher.preprocess``), the forward pass, the word alignment
 (character offsets -> word occurrences) and the accumulation of token vectors. Then the forward pass with each
-runtime: float32, bfloat16 weights (the build's ``--teacher-precision bfloat16``), bfloat16 autocast, and torch's
-dynamic int8 quantisation, each with the cosine of its word vectors to float32's.
+runtime: float32, bfloat16 weights (the build's ``--teacher-precision bfloat16``), bfloat16 autocast, torch's
+dynamic int8 quantisation per tensor, and per output channel (the build's ``--teacher-precision int8``), each with the
+cosine of its word vectors to float32's (``--runtimes`` picks some: bfloat16 is slow where it is not native).
 """
 
 from __future__ import annotations
@@ -92,26 +94,37 @@ def profile_phases(teacher, sentences: list[str], word_tokenizer, batch_tokens: 
     return seconds
 
 
-def runtime_rows(name: str, sentences: list[str], word_tokenizer, batch_tokens: int) -> list[dict]:
-    """Forward-pass speed and word-vector fidelity of each runtime."""
+RUNTIMES = {
+    "float32": "float32",
+    "bfloat16": "bfloat16 weights (--teacher-precision bfloat16)",
+    "autocast": "bfloat16 autocast",
+    "int8-tensor": "int8 dynamic, per tensor (torch.ao quantize_dynamic)",
+    "int8": "int8 dynamic, per output channel (--teacher-precision int8)",
+}
+
+
+def _runtime(name: str, key: str) -> tuple[object, torch.dtype | None]:
+    """The teacher of one runtime and the autocast type it runs under (``None``: no autocast)."""
+    if key == "int8-tensor":
+        teacher = load_teacher(name, "cpu", precision="float32")
+        return torch.ao.quantization.quantize_dynamic(teacher, {torch.nn.Linear}, dtype=torch.qint8), None
+    if key == "autocast":
+        return load_teacher(name, "cpu", precision="float32"), torch.bfloat16
+    return load_teacher(name, "cpu", precision=key), None
+
+
+def runtime_rows(
+    name: str, sentences: list[str], word_tokenizer, batch_tokens: int, runtimes: list[str], prompt: str = ""
+) -> list[dict]:
+    """Forward-pass speed and word-vector fidelity of each runtime (the first one is the reference)."""
     rows = []
-    exact_teacher = load_teacher(name, "cpu", precision="float32")
-    runtimes = {
-        "float32": (exact_teacher, None),
-        "bfloat16 weights (--teacher-precision bfloat16)": (load_teacher(name, "cpu", precision="bfloat16"), None),
-        "bfloat16 autocast": (exact_teacher, torch.bfloat16),
-        "int8 dynamic (torch.ao quantize_dynamic)": (
-            torch.ao.quantization.quantize_dynamic(
-                load_teacher(name, "cpu", precision="float32"), {torch.nn.Linear}, dtype=torch.qint8
-            ),
-            None,
-        ),
-    }
     reference = None
-    for label, (teacher, autocast) in runtimes.items():
+    for key in runtimes:
+        teacher, autocast = _runtime(name, key)
+        label = RUNTIMES[key]
         started = time.perf_counter()
         with torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
-            result = extract_word_vectors(teacher, sentences, word_tokenizer, batch_tokens=batch_tokens)
+            result = extract_word_vectors(teacher, sentences, word_tokenizer, prompt=prompt, batch_tokens=batch_tokens)
         seconds = time.perf_counter() - started
         vectors = result.word_vectors[result.occurrences > 0]
         if reference is None:
@@ -136,12 +149,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--teacher", default="sentence-transformers/all-MiniLM-L6-v2")
+    parser.add_argument("--prompt", default="", help="Text put before every sentence (e5: 'query: ').")
+    parser.add_argument(
+        "--runtimes",
+        default=",".join(RUNTIMES),
+        help=f"Comma-separated, the first the reference (default: all): {', '.join(RUNTIMES)}.",
+    )
     parser.add_argument("--sentences-per-word", type=int, default=ExtractionSettings.sentences_per_word)
     parser.add_argument("--sentences", type=int, default=4000)
     parser.add_argument("--batch-tokens", type=int, default=ExtractionSettings.batch_tokens)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", type=Path, required=True)
     arguments = parser.parse_args()
+    runtimes_asked = arguments.runtimes.split(",")
+    if unknown := [key for key in runtimes_asked if key not in RUNTIMES]:
+        parser.error(f"unknown runtime(s) {', '.join(unknown)}; choose from {', '.join(RUNTIMES)}.")
     torch.set_num_threads(arguments.threads)
 
     sentences, word_tokenizer = sample_sentences(
@@ -150,7 +172,9 @@ def main() -> None:
     teacher = load_teacher(arguments.teacher, "cpu", precision="float32")
     profile_phases(teacher, sentences[:200], word_tokenizer, arguments.batch_tokens)  # warm-up
     phases = profile_phases(teacher, sentences, word_tokenizer, arguments.batch_tokens)
-    runtimes = runtime_rows(arguments.teacher, sentences, word_tokenizer, arguments.batch_tokens)
+    runtimes = runtime_rows(
+        arguments.teacher, sentences, word_tokenizer, arguments.batch_tokens, runtimes_asked, arguments.prompt
+    )
 
     timed = {
         key: value
@@ -163,7 +187,8 @@ def main() -> None:
         "",
         f"Command: `python -m benchmarks.teacher_pass_profile --corpus {arguments.corpus.name} --teacher "
         f"{arguments.teacher} --sentences-per-word {arguments.sentences_per_word} --sentences {arguments.sentences} "
-        f"--batch-tokens {arguments.batch_tokens} --threads {arguments.threads}`; {torch.get_num_threads()} torch "
+        f"--batch-tokens {arguments.batch_tokens} --threads {arguments.threads} --prompt {arguments.prompt!r} "
+        f"--runtimes {arguments.runtimes}`; {torch.get_num_threads()} torch "
         f"thread(s), CPU: {torch.backends.cpu.get_cpu_capability()}. {len(sentences):,} of the build's selected "
         f"sentences (evenly spaced, {int(phases['tokens']):,} teacher tokens).",
         "",

@@ -228,3 +228,21 @@ def test_a_lowercase_member_in_a_union_that_keeps_case_is_named_in_a_warning(tab
     with caplog.at_level("WARNING", logger="st_static.compression.ensemble"):
         ensemble([table_member, table_member], names=["a", "b"])
     assert "lowercase every word" not in caplog.text  # all lowercase: the union lowercases too
+
+
+def test_whether_a_foreign_member_reads_case_comes_from_its_rows_not_its_normalizer(model2vec_folder, tmp_path):
+    from model2vec import StaticModel
+
+    from st_static.compression.ensemble import reads_case
+    from st_static.compression.members import member_reader
+
+    assert not reads_case(member_reader(read_member(str(model2vec_folder)), "lowercasing normalizer"))
+    vocab = ["[UNK]", "[PAD]", "The", "the", "Paris", "paris", "iPhone", "iphone", "NASA", "nasa"]
+    cased = Tokenizer(models.WordLevel({token: index for index, token in enumerate(vocab)}, unk_token="[UNK]"))
+    cased.pre_tokenizer = pre_tokenizers.Whitespace()
+    vectors = np.random.default_rng(7).standard_normal((len(vocab), 4)).astype(np.float32)
+    StaticModel(vectors, cased, normalize=True).save_pretrained(str(tmp_path / "cased"))
+    assert reads_case(member_reader(read_member(str(tmp_path / "cased")), "cased"))
+    vectors[2::2] = vectors[3::2]  # every cased word reads its lowercase form's row: case-blind in effect
+    StaticModel(vectors, cased, normalize=True).save_pretrained(str(tmp_path / "same-rows"))
+    assert not reads_case(member_reader(read_member(str(tmp_path / "same-rows")), "same rows"))

@@ -33,7 +33,7 @@ from st_static.extraction import (
 from st_static.extraction.extract import plan_batches, teacher_token_counts
 from st_static.extraction.teacher_model import load_teacher, teacher_precision
 from st_static.model.tokenization import build_word_tokenizer
-from st_static.settings import ReductionSettings
+from st_static.settings import ReductionSettings, SettingsError
 from st_static.stages.extraction_folder import ExtractionStage
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
@@ -124,6 +124,28 @@ def test_a_bfloat16_teacher_gives_nearly_the_float32_vectors(tiny_teacher):
     )
     assert cosines.min() > 0.99
     assert not np.array_equal(fast.word_vectors, exact.word_vectors)
+
+
+def test_an_int8_teacher_quantises_every_linear_layer_and_gives_nearly_the_float32_vectors(tiny_teacher):
+    tokenizer = build_word_tokenizer(["cat", "dog", "mat", "log"])
+    exact = extract_word_vectors(load_teacher(str(tiny_teacher), "cpu", precision="float32"), TINY_CORPUS, tokenizer)
+    quantised = load_teacher(str(tiny_teacher), "cpu", precision="int8")
+    assert not [name for name, module in quantised.named_modules() if type(module) is torch.nn.Linear]
+    fast = extract_word_vectors(quantised, TINY_CORPUS, tokenizer)
+    cosines = (fast.word_vectors * exact.word_vectors).sum(1) / (
+        np.linalg.norm(fast.word_vectors, axis=1) * np.linalg.norm(exact.word_vectors, axis=1)
+    )
+    assert cosines.min() > 0.9
+    assert not np.array_equal(fast.word_vectors, exact.word_vectors)
+    assert teacher_precision("int8", "cpu") == "int8"
+
+
+def test_int8_is_refused_off_the_cpu_and_unknown_precisions_are_refused(tiny_teacher):
+    with pytest.raises(TeacherError, match="int8 is a CPU format"):
+        load_teacher(str(tiny_teacher), "meta", precision="int8")
+    assert ExtractionSettings(teacher="t", teacher_precision="int8").teacher_precision == "int8"
+    with pytest.raises(SettingsError, match="int8"):
+        ExtractionSettings(teacher="t", teacher_precision="int4")
 
 
 def test_auto_precision_is_bfloat16_only_where_the_device_computes_it():

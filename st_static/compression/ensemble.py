@@ -168,12 +168,18 @@ class UnionKeys:
     fallback: FallbackLayout | None
 
 
+CASE_PROBES = ["The", "Paris", "iPhone", "NASA"]
+"""Words whose rows a member that tells cases apart reads otherwise than their lowercase forms' rows."""
+
+
 def reads_case(reader: MemberReader) -> bool:
-    """Whether a member tells a word's cases apart (a lowercase st-static table or tokenizer does not)."""
+    """Whether a member tells a word's cases apart: a lowercase st-static table does not, nor a member whose rows
+    for :data:`CASE_PROBES` equal its rows for their lowercase forms (whatever lowercases: normalizer,
+    pre-tokenizer or vocabulary)."""
     if isinstance(reader, StaticTableReader):
         return not reader.module.lowercase
-    normalizer = reader.tokenizer.normalizer
-    return normalizer is None or normalizer.normalize_str("iPhone") != "iphone"
+    cased = reader.word_rows(CASE_PROBES)
+    return not np.allclose(cased, reader.word_rows([word.lower() for word in CASE_PROBES]))
 
 
 def warn_case_blind_members(readers: Sequence[MemberReader]) -> None:

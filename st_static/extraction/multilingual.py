@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tokenizers import Tokenizer
 
-from st_static.extraction.pair_sources import SourceFilter, read_pairs
+from st_static.extraction.pair_sources import SourceFilter, read_language_pairs
 from st_static.extraction.vocabulary import (
     Vocabulary,
     build_vocabulary,
@@ -91,8 +91,8 @@ def read_multilingual_corpus(
     sentences: dict[str, list[str]] = {language: [] for language in languages}
     pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
     pivot = languages[0]
-    for other in languages[1:]:
-        language_pairs = [pair for path in parallel_files[other] for pair in read_pairs(path, source_filter)]
+    files_in_order = {other: parallel_files[other] for other in languages[1:]}
+    for (_, other), language_pairs in read_language_pairs(files_in_order, pivot, source_filter).items():
         pairs[(pivot, other)] = language_pairs
         sentences[pivot].extend(first for first, _ in language_pairs)
         sentences[other].extend(second for _, second in language_pairs)

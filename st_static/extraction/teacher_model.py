@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -213,7 +214,8 @@ def load_teacher(
     Args:
         name_or_path: Folder, Hub id or registry name.
         device: Torch device; ``None`` lets sentence-transformers choose (CUDA when available).
-        precision: ``float32``, ``bfloat16`` or ``auto`` (:func:`teacher_precision`): the weights' number format.
+        precision: ``float32``, ``bfloat16``, ``int8`` (CPU only; :func:`quantize_teacher`) or ``auto``
+            (:func:`teacher_precision`): the weights' number format.
         **model_arguments: Passed to ``SentenceTransformer`` (e.g. ``backend``, ``model_kwargs``).
 
     Raises:
@@ -223,7 +225,10 @@ def load_teacher(
     from sentence_transformers import SentenceTransformer
 
     path = resolve_teacher(name_or_path)
-    if teacher_precision(precision, device) == "bfloat16":
+    precision = teacher_precision(precision, device)
+    if precision == "int8" and device is not None and torch.device(device).type != "cpu":
+        raise TeacherError(f"--teacher-precision int8 is a CPU format; on {device} use bfloat16 or auto.")
+    if precision == "bfloat16":
         model_arguments["model_kwargs"] = {"dtype": torch.bfloat16, **model_arguments.get("model_kwargs", {})}
     if not os.path.exists(path) and is_repo_id(path):
         check_hub_teacher(name_or_path, path)
@@ -232,8 +237,28 @@ def load_teacher(
         teacher = SentenceTransformer(path, device=device, **model_arguments)
     except (OSError, ValueError) as error:
         raise TeacherError(_unavailable(name_or_path, error)) from error
+    if precision == "int8":
+        if teacher.device.type != "cpu":
+            raise TeacherError(f"--teacher-precision int8 is a CPU format; on {teacher.device} use bfloat16 or auto.")
+        quantize_teacher(teacher)
     check_teacher(teacher)
     return teacher
+
+
+def quantize_teacher(teacher: SentenceTransformer) -> None:
+    """Quantise the teacher's linear layers to int8 in place (weights per output channel, activations per batch).
+
+    For CPUs without native bfloat16: on an AVX512 CPU it read 2.85x the float32 tokens per second (bfloat16 2.36x),
+    with word vectors at mean cosine 0.984 to float32's (bfloat16 0.99997; ``benchmarks/teacher_pass_profile.py``).
+    """
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", category=UserWarning)
+        for module in teacher:
+            quantize_dynamic(module, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
 
 
 def check_teacher(teacher: SentenceTransformer) -> Transformer:

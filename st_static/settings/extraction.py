@@ -48,11 +48,13 @@ class ExtractionSettings:
         0.0, "Rank vocabulary candidates by (1-w)*log p(corpus) + w*log p(wordfreq) (needs the extract extra)."
     )
     batch_tokens: int = setting(1024, "Teacher tokens per forward batch.")
-    teacher_precision: Literal["auto", "float32", "bfloat16"] = setting(
+    teacher_precision: Literal["auto", "float32", "bfloat16", "int8"] = setting(
         "auto",
-        "Number format of the teacher's weights in the teacher pass: bfloat16 reads ~1.6x faster on CPUs with "
-        "AVX512-BF16 or AMX (token vectors within cosine 0.9999 of float32); auto = bfloat16 where the device "
-        "computes it natively, else float32.",
+        "Number format of the teacher's weights in the teacher pass: bfloat16 reads ~1.6-2.4x faster on CPUs with "
+        "AVX512-BF16 or AMX (word vectors within cosine 0.9999 of float32); int8 (CPU only: linear layers quantised "
+        "per output channel, activations per batch) ~2.8x, with word vectors at mean cosine 0.984 (min 0.93), for "
+        "CPUs without native bfloat16 (benchmarks/results/2026-11-29-teacher-int8.md); auto = bfloat16 where the "
+        "device computes it natively, else float32.",
     )
     pca_sample_size: int = setting(100_000, "Corpus sentences sampled (per language) to fit the PCA.")
     pca_sample_seed: int = setting(0, "Seed of the PCA sample.")
@@ -146,8 +148,10 @@ class ExtractionSettings:
             )
         if not 0.0 <= self.wordfreq_weight <= 1.0:
             raise SettingsError(f"wordfreq_weight must lie in [0, 1], got {self.wordfreq_weight}.")
-        if self.teacher_precision not in ("auto", "float32", "bfloat16"):
-            raise SettingsError(f"teacher_precision must be auto, float32 or bfloat16, got {self.teacher_precision!r}.")
+        if self.teacher_precision not in ("auto", "float32", "bfloat16", "int8"):
+            raise SettingsError(
+                f"teacher_precision must be auto, float32, bfloat16 or int8, got {self.teacher_precision!r}."
+            )
         if not self.teacher:
             raise SettingsError("teacher must name a Sentence Transformer (folder or Hub repo id).")
 
