@@ -172,3 +172,26 @@ def test_gpu_check_says_in_one_line_that_there_is_no_cuda_and_exits_2(tmp_path):
     assert result.returncode == 2, result.stderr[-3000:]
     assert result.stdout.strip().count("\n") == 0 and "No CUDA device" in result.stdout
     assert not (tmp_path / "check").exists()  # no report that could pass for a check
+
+
+def test_the_language_table_reads_evaluation_files_and_card_data_blocks(tmp_path):
+    from benchmarks.language_table import language_rows, read_results, read_teacher_results, render
+
+    def result(score: float) -> dict:
+        return {"metric": "accuracy", "score": score}
+
+    model = {
+        "results": {"tatoeba-fra-eng": result(87.0), "tuxpaint-fra-eng": result(48.0), "stsb-en-test": result(71.4)}
+    }
+    (tmp_path / "model.json").write_text(json.dumps(model))
+    card = {"evaluation": {"results": {"tatoeba-fra-eng": result(90.0)}}}
+    (tmp_path / "card.md").write_text("# A card\n\n<!-- st-static card data\n" + json.dumps(card) + "\n-->\n")
+    teacher = {"results": {}, "teacher": {"model": "t", "results": {"tatoeba-fra-eng": result(96.8)}}}
+    (tmp_path / "teacher.json").write_text(json.dumps(teacher))
+    models = {"new": read_results(tmp_path / "model.json"), "old": read_results(tmp_path / "card.md")}
+    rows = language_rows(["fr"], models, read_teacher_results(tmp_path / "teacher.json"))
+    assert rows[0]["Tatoeba"] == {"new": 87.0, "old": 90.0, "teacher": 96.8}
+    assert rows[0]["Tux Paint"] == {"new": 48.0, "old": None, "teacher": None}
+    line = render(rows, ["new", "old"])[-1]
+    assert line.startswith("| fr | 87.00 | 90.00 | 96.80 | 48.00 | - | - |")
+    assert line.endswith("| 89.9% | - |")  # 87.0 of 96.8; no teacher score: no share

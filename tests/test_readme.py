@@ -38,6 +38,7 @@ CHOOSER_TABLES = (
     "swe-all-MiniLM-L6-v2-256d",
     "swe-nomic-minilm-256d",
     "swe-multilingual-e5-small-en-de-ja-zh-extra",
+    "swe-multilingual-e5-small-13",
 )
 
 
