@@ -15,27 +15,25 @@ and the first model's share of the teacher's bitext accuracy (issue 65: at least
 from __future__ import annotations
 
 import argparse
-import json
-import re
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common import command_line, machine, write_report
+from hub_cards.refresh import read_card_data
 from st_static.model.languages import ISO_639_3
 from st_static.model_card import read_evaluation
 from st_static.model_card.evaluation_table import EvaluationFileError, check_evaluation
 
-_CARD_DATA = re.compile(r"\n<!-- st-static card data\n(.*?)\n-->\n?\Z", re.DOTALL)
 BITEXT = (("tatoeba", "Tatoeba"), ("tuxpaint", "Tux Paint"))
 
 
 def read_results(path: Path) -> dict[str, float]:
     """``{task: score}`` of an ``evaluation.json`` or of a hub card's data block."""
     if path.suffix == ".md":
-        match = _CARD_DATA.search(path.read_text(encoding="utf-8"))
-        if match is None:
+        data = read_card_data(path.read_text(encoding="utf-8"))
+        if data is None:
             raise EvaluationFileError(f"{path}: no card data block (is it a card hub_cards/refresh.py rendered?).")
-        evaluation = json.loads(match.group(1)).get("evaluation")
+        evaluation = data.get("evaluation")
         check_evaluation(evaluation, source=str(path))
     else:
         evaluation = read_evaluation(path)
