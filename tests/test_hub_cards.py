@@ -45,6 +45,18 @@ def test_the_main_table_s_card_has_its_speed_and_build_time():
     assert re.search(r"^Build time: \d+ min on .*\(extraction [\d,]+ s", card, flags=re.MULTILINE)
 
 
+def test_the_thirteen_language_card_reads_each_new_language_s_debian_pairs_without_its_evaluation_texts():
+    spec = refresh.E5_THIRTEEN_LANGUAGES
+    commands = spec.commands("MODELS").splitlines()
+    for language, code in refresh.THIRTEEN_LANGUAGES[3:]:
+        pairs = f"MODELS/en-{language}-debian.tsv"
+        [line] = [line for line in commands if line.startswith(f"python scripts/debian_pairs.py {language} ")]
+        assert f"--out {pairs}" in line and f"--exclude {refresh.DATA}/xling/tuxpaint/{code}-eng.tsv" in line
+        assert (f"{refresh.DATA}/tatoeba/{code}-eng.tsv" in line) == (code in ("fra", "spa"))
+        assert f"--parallel {language}={pairs}" in commands[-2]
+        assert commands.index(line) < len(commands) - 2  # the pairs are written before the build reads them
+
+
 def architecture(card: str) -> str:
     return re.search(r"### Full Model Architecture\n\n```\n(.*?)\n```", card, flags=re.DOTALL).group(1)
 
