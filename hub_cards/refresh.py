@@ -338,16 +338,13 @@ E5_FOUR_LANGUAGES_EXTRA = replace(
     ),
 )
 # Issue 65: thirteen languages from multilingual-e5-small. Every pair file of de/ja/zh (parallel/, parallel/extra/,
-# the everyday pairs), the everyday pairs of the nine new languages, and for Korean (3,620 everyday pairs) the pairs
-# scripts/debian_pairs.py takes from Debian's gettext catalogues. Sized to build in under two hours on a 2-core CPU:
-# each word's 3 shortest sentences of at most 40 words, bfloat16 where the CPU computes it natively
-# (benchmarks/results/2026-11-29-teacher-int8.md); 60,000 contrastive steps, as the four-language card (at 20,000 the
-# validation loss still fell: benchmarks/results/2026-11-29-thirteen-languages.md). The everyday pairs alone gave the
-# new languages 6,300-8,900 words (a word needs two sentences) and their unseen caption words to the piece rows:
-# every new language also reads its Debian pairs, so each fills its 16,000 words, and the second pass of the
-# four-language card follows. 90,000 contrastive steps: at 60,000 the validation loss still fell, and the dev halves
-# chose 90,000 (Tatoeba dev mean 88.56 against 88.14, Tux Paint 52.91 against 52.39:
-# benchmarks/results/2026-11-29-thirteen-languages-90k-steps.md).
+# the everyday pairs); for the nine new languages their everyday pairs and the pairs scripts/debian_pairs.py takes
+# from Debian's gettext catalogues (with the everyday pairs alone a new language held 6,300-8,900 words, since a word
+# needs two sentences, and read its unseen caption words through the piece rows; with them each fills its 16,000:
+# benchmarks/results/2026-11-29-thirteen-languages-debian-pairs.md). Sized to build in under two hours on a 2-core
+# CPU: each word's 3 shortest sentences of at most 40 words, bfloat16 where the CPU computes it natively
+# (benchmarks/results/2026-11-29-teacher-int8.md); 90,000 contrastive steps, chosen on the dev halves over 60,000
+# (benchmarks/results/2026-11-29-thirteen-languages-90k-steps.md); then the four-language card's second pass.
 THIRTEEN_LANGUAGES = (
     ("de", "deu"),
     ("ja", "jpn"),
@@ -369,20 +366,19 @@ TATOEBA = ("deu", "jpn", "cmn", "fra", "spa")  # the languages with a Tatoeba de
 def debian_pairs_command(language: str, code: str) -> str:
     """The ``scripts/debian_pairs.py`` line for one language, its evaluation files (Tux Paint; Tatoeba where there
     is a file) excluded."""
-    excluded = [f"{DATA}/xling/tuxpaint/{code}-eng.tsv", *([f"{DATA}/tatoeba/{code}-eng.tsv"] * (code in TATOEBA))]
+    excluded = [f"{DATA}/xling/tuxpaint/{code}-eng.tsv"]
+    if code in TATOEBA:
+        excluded.append(f"{DATA}/tatoeba/{code}-eng.tsv")
     out = DEBIAN_PAIRS.format(models="{models}", language=language)
-    return f"python scripts/debian_pairs.py {language} --out {out} " + " ".join(
-        f"--exclude {path}" for path in excluded
-    )
+    return " ".join([f"python scripts/debian_pairs.py {language} --out {out}", *(f"--exclude {p}" for p in excluded)])
 
 
 THIRTEEN_LANGUAGES_LICENSE = (
     EXTRA_PAIRS_LICENSE
     + "; parallel/everyday/en-XX.tsv: Battle for Wesnoth 1.16 (GPL-2+), Ding (GPL-2+), auf-deutsch (MIT), "
     "hsk-sentences-audio (CC BY-SA 4.0); en-XX-debian.tsv (fr, es, it, pt, ru, tr, pl, cs, ko): gettext catalogues of "
-    "Debian 12 packages "
-    "(scripts/debian_pairs.py; mostly GPL-2+, CC BY-SA 3.0 for Cataclysm DDA, MPL-2.0 for LibreOffice)"
-    + TRADITIONAL_LICENSE
+    "Debian 12 packages (scripts/debian_pairs.py; mostly GPL-2+, CC BY-SA 3.0 for Cataclysm DDA, MPL-2.0 for "
+    "LibreOffice)" + TRADITIONAL_LICENSE
 )
 E5_THIRTEEN_LANGUAGES = CardSpec(
     name="swe-multilingual-e5-small-13",
@@ -423,10 +419,13 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
         "en=50000,de=40000,fr=16000,es=16000,it=16000,pt=16000,ru=16000,tr=16000,pl=16000,cs=16000,ko=16000",
         "--vocab-size",
         "250000",
-        *EXTRA_PAIRS_OPTIONS[2:4],  # bfloat16 where the CPU computes it natively
+        "--teacher-precision",
+        "auto",
         "--steps",
         "90000",
-        *EXTRA_PAIRS_OPTIONS[6:],  # patience 10, the legacy batch and learning rate
+        "--patience",
+        "10",
+        *LEGACY_CROSSLINGUAL_OPTIONS[6:],  # batch 128, learning rate 0.001
         *SECOND_PASS_OPTIONS,
         "--extra-pairs",
         f"zh={TRADITIONAL_PAIRS}",
