@@ -13,8 +13,10 @@ from sentence_transformers import SentenceTransformer, SentenceTransformerTraine
 from sentence_transformers.base.modules import Dense, Normalize
 from transformers import TrainerControl, TrainerState
 
+import st_static
 from st_static import StaticWordAverage
 from st_static.losses import SimilarityDistillationLoss
+from st_static.model.empty_text import attach_empty_text_dense, empty_text_dense, is_empty_text_dense
 from st_static.model.tokenization import split_words
 from st_static.training import (
     CURVE_FILE_NAME,
@@ -26,6 +28,7 @@ from st_static.training import (
 from st_static.training.callbacks import BestTableCallback
 
 from .conftest import WORDS as CONFTEST_WORDS
+from .conftest import with_fallback
 
 
 def make_words(prefix: str, count: int) -> list[str]:
@@ -391,3 +394,37 @@ def test_a_common_offset_in_the_teacher_does_not_change_distillation_when_centre
         refine_by_distillation(model, sentences, targets, steps=8, batch_size=32, validation_size=64, eval_steps=4)
         results.append(model[0].word_vectors.detach().clone())
     torch.testing.assert_close(results[0], results[1], atol=1e-5, rtol=1e-4)
+
+
+def test_refinement_keeps_the_fallback_rows_and_refreshes_the_empty_text_dense(tmp_path):
+    # Training grows the largest row (the empty text's Dense scales by it) and the propagation to untrained rows
+    # would map the fallback rows; sentence-transformers' own save must still write a Dense that load_model takes.
+    model = attach_empty_text_dense(
+        SentenceTransformer(modules=[with_fallback(make_model(WORDS)[0]), Normalize()], device="cpu")
+    )
+    module = model[0]
+    fallback_rows = module.word_vectors[module.fallback_start :].detach().clone()
+    scale_before = float(empty_text_dense(model).linear.weight[0, 0])
+    sentences = make_sentences(WORDS, 256, seed=3)
+    refine_by_distillation(
+        model,
+        sentences,
+        bag_of_words_teacher(sentences, WORDS, dim=20),
+        steps=20,
+        batch_size=32,
+        learning_rate=0.5,
+        validation_size=64,
+        eval_steps=10,
+        patience=None,
+        propagate_to_untrained=True,
+    )
+    assert torch.equal(module.word_vectors[module.fallback_start :], fallback_rows)
+    fresh = empty_text_dense(model)
+    assert float(fresh.linear.weight[0, 0]) != scale_before  # the largest row crossed a power of two
+    (held,) = [later for later in model if is_empty_text_dense(later)]
+    assert torch.equal(held.linear.weight, fresh.linear.weight) and torch.equal(held.linear.bias, fresh.linear.bias)
+
+    model.save_pretrained(str(tmp_path / "model"))
+    loaded = st_static.load_model(tmp_path / "model")
+    texts = ["", f"{WORDS[0]} {WORDS[1]}"]
+    np.testing.assert_allclose(loaded.encode(texts), model.encode(texts), atol=1e-6)

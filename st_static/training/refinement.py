@@ -15,6 +15,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
 from st_static.losses.registry import make_loss, registered_loss
+from st_static.model.empty_text import attach_empty_text_dense
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.settings import RefinementSettings
 from st_static.tensors import to_numpy
@@ -169,26 +170,38 @@ def refine(
     stage = (
         "contrastive" if any(registered_loss(name).data == "translation_pairs" for name in names) else "distillation"
     )
-    before = to_numpy(module.word_vectors).copy() if settings.propagate_to_untrained else None
-    result = _train(
-        model,
-        module,
-        train,
-        validation,
-        losses if several else _only(losses),
-        record,
-        stage,
-        output_dir,
-        settings,
-        device,
-    )
-    if before is not None:
-        table, mapped = propagate_refinement(before, to_numpy(module.word_vectors))
-        with torch.no_grad():
-            module.word_vectors.copy_(torch.from_numpy(table))
-        module.sync_token_rows()
-        module.metadata.training.propagated_rows = mapped
+    # the words and the pieces: the fallback rows never train and keep their tiny scale (no map carries them)
+    trained_rows = module.fallback_start
+    before = to_numpy(module.word_vectors[:trained_rows]).copy() if settings.propagate_to_untrained else None
+    try:
+        result = _train(
+            model,
+            module,
+            train,
+            validation,
+            losses if several else _only(losses),
+            record,
+            stage,
+            output_dir,
+            settings,
+            device,
+        )
+        if before is not None:
+            table, mapped = propagate_refinement(before, to_numpy(module.word_vectors[:trained_rows]))
+            with torch.no_grad():
+                module.word_vectors[:trained_rows] = torch.from_numpy(table).to(module.word_vectors.device)
+            module.sync_token_rows()
+            module.metadata.training.propagated_rows = mapped
+    finally:
+        _refresh_empty_text_dense(model, module)
     return result
+
+
+def _refresh_empty_text_dense(model: SentenceTransformer, module: StaticWordAverage) -> None:
+    """Give a table with fallback rows a fresh empty text's ``Dense``: its scale follows the largest row, which
+    training moves, so the one the model held is stale (sentence-transformers' ``save_pretrained`` writes it)."""
+    if module.fallback is not None:
+        attach_empty_text_dense(model)
 
 
 def _train(
