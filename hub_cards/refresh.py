@@ -362,8 +362,12 @@ THIRTEEN_LANGUAGES = (
     ("cs", "ces"),
     ("ko", "kor"),
 )
-DEBIAN_PAIRS = "{models}/en-{language}-debian.tsv"
 TATOEBA = ("deu", "jpn", "cmn", "fra", "spa")  # the languages with a Tatoeba dev file
+
+
+def debian_pairs_file(language: str) -> str:
+    """Where a language's ``scripts/debian_pairs.py`` pairs go (``{models}`` is filled in when commands render)."""
+    return f"{{models}}/en-{language}-debian.tsv"
 
 
 def debian_pairs_command(language: str, code: str) -> str:
@@ -372,8 +376,8 @@ def debian_pairs_command(language: str, code: str) -> str:
     excluded = [f"{DATA}/xling/tuxpaint/{code}-eng.tsv"]
     if code in TATOEBA:
         excluded.append(f"{DATA}/tatoeba/{code}-eng.tsv")
-    out = DEBIAN_PAIRS.format(models="{models}", language=language)
-    return " ".join([f"python scripts/debian_pairs.py {language} --out {out}", *(f"--exclude {p}" for p in excluded)])
+    command = f"python scripts/debian_pairs.py {language} --out {debian_pairs_file(language)}"
+    return " ".join([command, *(f"--exclude {path}" for path in excluded)])
 
 
 THIRTEEN_LANGUAGES_LICENSE = (
@@ -404,10 +408,7 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
         *(
             f"{language}={path}"
             for language, _ in THIRTEEN_LANGUAGES[3:]
-            for path in (
-                f"{DATA}/parallel/everyday/en-{language}.tsv",
-                DEBIAN_PAIRS.format(models="{models}", language=language),
-            )
+            for path in (f"{DATA}/parallel/everyday/en-{language}.tsv", debian_pairs_file(language))
         ),
     ),
     prompt="query: ",

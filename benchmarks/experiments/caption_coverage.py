@@ -14,25 +14,29 @@ No teacher, no table: a cap above the words the pairs hold adds no rows.
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
 
 from benchmarks.common import command_line, log, machine, write_report
-from benchmarks.experiments.language_shares import parse_pairs
+from benchmarks.experiments.language_shares import bitext_files, parse_pairs
 from st_static.data_files import read_translation_pairs
-from st_static.extraction.vocabulary import count_word_sentences, word_normalizer, word_pre_tokenizer
+from st_static.extraction.vocabulary import (
+    build_vocabulary,
+    count_word_sentences,
+    word_normalizer,
+    word_pre_tokenizer,
+)
 from st_static.model.languages import LOWERCASED_LANGUAGES
-
-CODES = {"fr": "fra", "es": "spa", "it": "ita", "pt": "por", "ru": "rus", "tr": "tur", "pl": "pol", "cs": "ces"}
-CODES |= {"ko": "kor", "de": "deu", "nl": "nld"}
-"""Tux Paint file names (ISO 639-3) of the languages written with spaces."""
+from st_static.settings import ExtractionSettings
 
 
 def ranked_words(files: list[Path], language: str) -> list[str]:
-    """The language's words in two sentences or more of its side of ``files``, most sentences first."""
+    """The language's words as the build chooses them (``build_vocabulary``, no cap), most sentences first."""
     sentences = list(dict.fromkeys(pair[1] for path in files for pair in read_translation_pairs(path)))
-    counts: Counter[str] = count_word_sentences(sentences, lowercase=language in LOWERCASED_LANGUAGES)
-    return [word for word, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if count >= 2]
+    lowercase = language in LOWERCASED_LANGUAGES
+    counts = count_word_sentences(sentences, lowercase=lowercase)
+    return build_vocabulary(
+        counts, size=len(counts), min_sentences=ExtractionSettings.min_sentences, lowercase=lowercase
+    ).words
 
 
 def caption_words(path: Path, language: str) -> list[str]:
@@ -75,7 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     for language, files in parse_pairs(args.pairs).items():
         log(f"counting {language}")
         ranked = ranked_words(files, language)
-        words = caption_words(args.data / "xling" / "tuxpaint" / f"{CODES[language]}-eng.tsv", language)
+        [captions] = [path for name, path in bitext_files(args.data, language).items() if name.startswith("tuxpaint")]
+        words = caption_words(captions, language)
         shares = [coverage(words, ranked, cap) for cap in caps] + [coverage(words, ranked, len(ranked))]
         cells = " | ".join(f"{value:.3f}" for value in shares)
         lines.append(f"| {language} | {len(ranked):,} | {len(words):,} | {cells} |")
