@@ -16,7 +16,7 @@ import st_static
 from st_static.cli import app
 from st_static.model_card import EVALUATION_FILE_NAME
 
-from .conftest import DESCRIBED_METADATA
+from .conftest import DESCRIBED_METADATA, REPO_ROOT
 
 HUB_CARDS = Path(__file__).resolve().parents[1] / "hub_cards"
 refresh = importlib.import_module("hub_cards.refresh")
@@ -48,13 +48,28 @@ def test_the_main_table_s_card_has_its_speed_and_build_time():
 def test_the_thirteen_language_card_reads_each_new_language_s_debian_pairs_without_its_evaluation_texts():
     spec = refresh.E5_THIRTEEN_LANGUAGES
     commands = spec.commands("MODELS").splitlines()
+    [build] = [line for line in commands if line.startswith("st-static build ")]
     for language, code in refresh.THIRTEEN_LANGUAGES[3:]:
         pairs = f"MODELS/en-{language}-debian.tsv"
         [line] = [line for line in commands if line.startswith(f"python scripts/debian_pairs.py {language} ")]
         assert f"--out {pairs}" in line and f"--exclude {refresh.DATA}/xling/tuxpaint/{code}-eng.tsv" in line
         assert (f"{refresh.DATA}/tatoeba/{code}-eng.tsv" in line) == (code in ("fra", "spa"))
-        assert f"--parallel {language}={pairs}" in commands[-2]
-        assert commands.index(line) < len(commands) - 2  # the pairs are written before the build reads them
+        assert f"--parallel {language}={pairs}" in build
+        assert commands.index(line) < commands.index(build)  # the pairs are written before the build reads them
+
+
+def test_the_cards_tatoeba_languages_are_the_data_folder_s_tatoeba_files():
+    folder = REPO_ROOT / refresh.DATA / "tatoeba"
+    if not folder.is_dir():
+        pytest.skip(f"no data folder at {folder}")
+    codes = {path.name.removesuffix("-eng.tsv") for path in folder.glob("*-eng.tsv")}
+    assert set(refresh.TATOEBA) == codes
+
+
+def test_commands_fill_in_the_models_folder_and_keep_other_braces():
+    assert refresh.in_models("awk '{print}' {models}/a.tsv > {models}/b.tsv", "M") == "awk '{print}' M/a.tsv > M/b.tsv"
+    rendered = "\n".join(spec.commands("MODELS") for spec in refresh.SPECS)
+    assert "{models}" not in rendered and "MODELS/" in rendered
 
 
 def architecture(card: str) -> str:
