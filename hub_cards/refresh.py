@@ -159,8 +159,8 @@ def multilingual(
         languages=("en", *others),
         tasks=tasks,
         # The English vocabulary comes from the first 60,000 corpus lines as well as the parallel sentences.
-        corpus="{models}/en-60k.txt",
-        prepare=("mkdir -p {models}", f"head -n 60000 {DATA}/corpus/en.txt > {{models}}/en-60k.txt"),
+        corpus=f"{MODELS}/en-60k.txt",
+        prepare=(f"mkdir -p {MODELS}", f"head -n 60000 {DATA}/corpus/en.txt > {MODELS}/en-60k.txt"),
         parallel=tuple(f"{DATA}/parallel/en-{other}.tsv" for other in others),
         prompt=prompt,
         lowercase=False,
@@ -306,7 +306,7 @@ EXTRA_PAIRS_OPTIONS = (
 )
 # The en-zh pairs also in traditional characters, for the contrastive training only: the pairs are simplified, and
 # traditional text (half of Tatoeba's Chinese) read rows they never trained (benchmarks/results/2026-11-27-scripts.md).
-TRADITIONAL_PAIRS = "{models}/en-zh-traditional.tsv"
+TRADITIONAL_PAIRS = f"{MODELS}/en-zh-traditional.tsv"
 TRADITIONAL_LICENSE = (
     "; en-zh-traditional.tsv: the en-zh pairs of parallel/ and parallel/extra/ in traditional characters (OpenCC s2t, "
     "Apache-2.0), licences as theirs"
@@ -380,7 +380,7 @@ there; cards render without the data folder, so the list is not read from it).""
 
 def debian_pairs_file(language: str) -> str:
     """Where a language's ``scripts/debian_pairs.py`` pairs go (``{models}`` is filled in when commands render)."""
-    return f"{{models}}/en-{language}-debian.tsv"
+    return f"{MODELS}/en-{language}-debian.tsv"
 
 
 def debian_pairs_command(language: str, code: str) -> str:
@@ -411,7 +411,7 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
         **{f"tatoeba-{code}-eng": "accuracy" for _, code in THIRTEEN_LANGUAGES if code in TATOEBA},
         **{f"tuxpaint-{code}-eng": "accuracy" for _, code in THIRTEEN_LANGUAGES},
     },
-    corpus="{models}/en-60k.txt",
+    corpus=f"{MODELS}/en-60k.txt",
     parallel=(
         *(
             f"{language}={DATA}/parallel/{folder}en-{language}.tsv"
@@ -471,13 +471,13 @@ SPECS: list[CardSpec | EnsembleSpec] = [
     # (benchmarks/results/2026-11-28-ensembles.md), pruned to 60,000 words to stay under 110 MB in float16.
     EnsembleSpec(
         "swe-minilm-potion-wordllama-768d",
-        (MINILM_256_SHARED, "{models}/teachers/potion-base-8M", "wordllama:l2_supercat:256"),
+        (MINILM_256_SHARED, f"{MODELS}/teachers/potion-base-8M", "wordllama:l2_supercat:256"),
         fold_norms=f"{DATA}/corpus/en-modern.txt",
         tasks=None,
         weights=(2, 1, 1),
         compress_options=("--vocab-size", "60000", "--storage", "float16", "--eval-data", DATA),
         prepare=(
-            "PY=.venv/bin/python bash ../shared/tools/fetch-teachers.sh {models}/teachers potion8m",
+            f"PY=.venv/bin/python bash ../shared/tools/fetch-teachers.sh {MODELS}/teachers potion8m",
             "pip install 'st-static[peers]'",
         ),
     ),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -27,26 +28,33 @@ from benchmarks.common import command_line, log, machine, write_report
 from benchmarks.ensembles import score
 from st_static.data_files import first_lines
 
+if TYPE_CHECKING:
+    from st_static.model.static_word_average import StaticWordAverage
 
-def sentence_statistics(model: object, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The mean of the texts' (un-normalised) averaged rows and the principal directions around it, largest first."""
-    from st_static.compression.model_parts import float_pipeline, rebuild
 
-    module, _ = float_pipeline(model)  # type: ignore[arg-type]
+def sentence_statistics(
+    model: object, module: StaticWordAverage, texts: list[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean of the texts' (un-normalised) averaged rows of ``module`` (``model``'s float table) and the principal
+    directions around it, largest first."""
+    from st_static.compression.model_parts import rebuild
+
     raw = rebuild(model, [module]).encode(texts, batch_size=4096, convert_to_tensor=True).to(torch.float64)  # type: ignore[arg-type]
     centre = raw.mean(dim=0)
     _, _, directions = torch.linalg.svd(raw - centre, full_matrices=False)
     return centre, directions
 
 
-def centred(model: object, centre: torch.Tensor, directions: torch.Tensor, components: int) -> object:
-    """``model`` with every row ``w`` replaced by ``P (w - c)``, ``P`` removing the first ``components`` directions."""
+def centred(
+    model: object, module: StaticWordAverage, centre: torch.Tensor, directions: torch.Tensor, components: int
+) -> object:
+    """``model`` with every row ``w`` of its float table ``module`` replaced by ``P (w - c)``, ``P`` removing the first
+    ``components`` directions."""
     from sentence_transformers.base.modules import Normalize
 
-    from st_static.compression.model_parts import float_pipeline, rebuild
+    from st_static.compression.model_parts import rebuild
     from st_static.model.static_word_average import StaticWordAverage
 
-    module, _ = float_pipeline(model)  # type: ignore[arg-type]
     rows = module.word_vectors.detach().to(torch.float64) - centre
     top = directions[:components]
     rows = rows - (rows @ top.T) @ top
@@ -65,15 +73,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from st_static import load_model
+    from st_static.compression.model_parts import float_pipeline
 
     model = load_model(str(args.model))
+    module, _ = float_pipeline(model)  # the float table, read once
     texts = first_lines(args.corpus, args.lines)
-    centre, directions = sentence_statistics(model, texts)
+    centre, directions = sentence_statistics(model, module, texts)
     rows = [{"components": -1, **score(model, args.data)}]
     print(json.dumps(rows[-1]), flush=True)
     for components in (int(part) for part in args.components.split(",")):
         log(f"centred, {components} components removed ...")
-        rows.append({"components": components, **score(centred(model, centre, directions, components), args.data)})
+        rows.append(
+            {"components": components, **score(centred(model, module, centre, directions, components), args.data)}
+        )
         print(json.dumps(rows[-1]), flush=True)
     chosen = max(rows, key=lambda row: row["dev_mean"])
     tasks = list(rows[0]["tasks"])
