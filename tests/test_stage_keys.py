@@ -110,7 +110,10 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
         second_key = _key(extraction_key, second_teacher_settings, extraction_settings["teacher_precision"])
         folders.add(f"second-teacher-{second_key}")
         refinement_inputs.append([second_key, weight, *([mix] if mix != "cosines" else [])])
-    refinement_key = _key(reduction_key, asdict(settings.refinement), *refinement_inputs)
+    refinement_settings = asdict(settings.refinement)
+    if not refinement_settings["language_weights"]:  # the field came later: unset, the key is the one it was
+        del refinement_settings["language_weights"]
+    refinement_key = _key(reduction_key, refinement_settings, *refinement_inputs)
     folders.add(f"{'contrastive' if settings.crosslingual else 'distillation'}-{refinement_key}")
     if settings.extraction.fallback_rows:
         from st_static.extraction.fallback import (
@@ -193,6 +196,11 @@ VARIANTS = {
         "languages": ["en", "de"],
         "language_vocab_sizes": {"de": 5},
     },
+    "cross-lingual, language weights": lambda i: {
+        "parallel": [i["pairs"]],
+        "languages": ["en", "de"],
+        "language_weights": {"de": 2},
+    },
 }
 
 
@@ -208,3 +216,13 @@ def test_the_plan_lists_the_stages_that_apply_in_their_order(inputs, tmp_path):
     settings = BuildSettings.from_flat(teacher=inputs["teacher"], corpus=[inputs["corpus"]], complete_words=0)
     planned = plan_folders(prepare_build(settings, tmp_path), STAGES)
     assert list(planned) == ["extraction", "pca", "distillation", "fallback", "pieces"]
+
+
+def test_language_weights_key_the_refinement_and_leave_the_earlier_stages_as_they_were(inputs, tmp_path):
+    common = {"teacher": inputs["teacher"], "dim": 8, "parallel": [inputs["pairs"]], "languages": ["en", "de"]}
+    plain = plan_folders(prepare_build(BuildSettings.from_flat(**common), tmp_path / "a"), STAGES)
+    weighted_settings = BuildSettings.from_flat(**common, language_weights={"de": 2})
+    weighted = plan_folders(prepare_build(weighted_settings, tmp_path / "b"), STAGES)
+    assert plain["extraction"].name == weighted["extraction"].name
+    assert plain["pca"].name == weighted["pca"].name
+    assert plain["contrastive"].name != weighted["contrastive"].name

@@ -4,6 +4,7 @@ values, :class:`SettingsError`, and the storage formats."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import MISSING, field
 from typing import Any
 
@@ -60,3 +61,23 @@ def positive_number(settings: object, *names: str) -> None:
         value = getattr(settings, name)
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
             raise SettingsError(f"{name} must be a positive number, got {value!r}.")
+
+
+def checked_language_counts(values: Any, name: str, noun: str, example: str) -> dict[str, int] | None:
+    """``values`` checked as ``{language: positive int}`` (``None`` or ``{}``: ``None``), for the field ``name``.
+
+    Raises:
+        SettingsError: For a value that is not a mapping, an empty language or a count that is not a positive int.
+    """
+    if values is None or (isinstance(values, Mapping) and not values):
+        return None
+    if not isinstance(values, Mapping):
+        raise SettingsError(f"{name} must map languages to {noun} (e.g. {example}), got {values!r}.")
+    checked: dict[str, int] = {}
+    for language, count in values.items():
+        if not isinstance(language, str) or not language.strip():
+            raise SettingsError(f"{name}: {language!r} is not a language code.")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise SettingsError(f"{name}: {language}'s {noun[:-1]} must be a positive integer, got {count!r}.")
+        checked[language.strip()] = count
+    return checked

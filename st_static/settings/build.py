@@ -137,6 +137,12 @@ class BuildSettings:
                     f"language_vocab_sizes names {language!r}, which is not one of the table's languages "
                     f"(--languages {','.join(self.languages)})."
                 )
+        for language in self.refinement.language_weights or {}:
+            if not self.parallel or language not in self.languages[1:]:
+                raise SettingsError(
+                    f"language_weights names {language!r}, which is not one of the paired languages "
+                    f"{self.languages[1:]} of a cross-lingual build (--parallel files and --languages)."
+                )
         for language in self.extra_pairs or {}:
             if language not in self.languages[1:]:
                 raise SettingsError(

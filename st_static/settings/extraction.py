@@ -4,12 +4,11 @@ adds to the table after the refinement (fallback and piece rows, storage)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from st_static.model.languages import SPACELESS_LANGUAGES
-from st_static.settings.base import STORAGE_FORMATS, SettingsError, positive_int, setting
+from st_static.settings.base import STORAGE_FORMATS, SettingsError, checked_language_counts, positive_int, setting
 from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
 
@@ -122,7 +121,9 @@ class ExtractionSettings:
         if self.storage not in STORAGE_FORMATS:
             raise SettingsError(f"storage must be one of {', '.join(STORAGE_FORMATS)}, got {self.storage!r}.")
         positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
-        self.language_vocab_sizes = checked_language_sizes(self.language_vocab_sizes)
+        self.language_vocab_sizes = checked_language_counts(
+            self.language_vocab_sizes, "language_vocab_sizes", "sizes", "{'de': 40000}"
+        )
         positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
         for name in ("complete_words", "long_texts"):
             value = getattr(self, name)
@@ -173,23 +174,3 @@ class ExtractionSettings:
         if self.second_teacher is None or self.second_teacher_prompt is not None:
             return self
         return replace(self, second_teacher_prompt=default_prompt(self.second_teacher))
-
-
-def checked_language_sizes(sizes: Any) -> dict[str, int] | None:
-    """``language_vocab_sizes`` checked: ``{language: positive int}`` (``None`` or ``{}``: none).
-
-    Raises:
-        SettingsError: For a value that is not a mapping, an empty language or a size that is not a positive int.
-    """
-    if sizes is None or (isinstance(sizes, Mapping) and not sizes):
-        return None
-    if not isinstance(sizes, Mapping):
-        raise SettingsError(f"language_vocab_sizes must map languages to sizes (e.g. {{'de': 40000}}), got {sizes!r}.")
-    checked: dict[str, int] = {}
-    for language, size in sizes.items():
-        if not isinstance(language, str) or not language.strip():
-            raise SettingsError(f"language_vocab_sizes: {language!r} is not a language code.")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise SettingsError(f"language_vocab_sizes: {language}'s size must be a positive integer, got {size!r}.")
-        checked[language.strip()] = size
-    return checked

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from st_static.settings.base import SettingsError, positive_int, positive_number, setting
+from st_static.settings.base import SettingsError, checked_language_counts, positive_int, positive_number, setting
 
 
 @dataclass
@@ -70,6 +70,13 @@ class RefinementSettings:
         "Cross-lingual tables: also distil the teacher's similarities on the extracted sentences of every "
         "language, in turn with the contrastive loss.",
     )
+    language_weights: dict[str, int] | None = setting(
+        None,
+        "Cross-lingual tables: comma-separated LANG=N (e.g. ja=3): the contrastive training takes N batches of "
+        "LANG's pairs per round of its round robin over the language pairs, in place of 1 (more of the steps for a "
+        "language that lags; the validation loss stays the plain sum).",
+        cli="comma-pairs",
+    )
     propagate_to_untrained: bool = setting(
         True,
         "Give rows no training batch reached (e.g. completed words) the refinement's linear map, fitted on the rows it "
@@ -92,6 +99,9 @@ class RefinementSettings:
             positive_int(self, "patience")
         if self.num_threads is not None:
             positive_int(self, "num_threads")
+        self.language_weights = checked_language_counts(
+            self.language_weights, "language_weights", "weights", "{'ja': 3}"
+        )
         if self.matryoshka_dims is not None:
             dims = list(self.matryoshka_dims)
             if not dims or any(isinstance(dim, bool) or not isinstance(dim, int) or dim < 1 for dim in dims):

@@ -64,7 +64,7 @@ class Refinement(FolderStage):
             if settings.extraction.second_teacher_mix != "cosines":  # cosine builds keep the folders they had
                 mixing.append(settings.extraction.second_teacher_mix)
             inputs.append(mixing)
-        return stage_key(build.keys["pca"], asdict(settings.refinement), *inputs)
+        return stage_key(build.keys["pca"], refinement_key_settings(settings), *inputs)
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
         if not (folder / "modules.json").is_file():
@@ -84,6 +84,15 @@ class Refinement(FolderStage):
         build.refined_path = build.model_path = folder
         build.model = build.record_inputs(load_model(folder))
         return build.model
+
+
+def refinement_key_settings(settings: BuildSettings) -> dict[str, Any]:
+    """``asdict`` of the ``RefinementSettings`` that key the refinement, less ``language_weights`` when it is unset (a
+    build without weights keeps the folder it always had)."""
+    values = asdict(settings.refinement)
+    if not values["language_weights"]:
+        del values["language_weights"]
+    return values
 
 
 def training_pairs(build: Build) -> dict[tuple[str, str], list[tuple[str, str]]] | None:

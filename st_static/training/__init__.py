@@ -11,10 +11,10 @@ loss is evaluated before training and every ``eval_steps`` steps; ``output_dir``
 (``training_history.json``) and a plot (``training_curve.png``).
 
 Modules: ``refinement`` (entry points, the loss chosen by the settings), ``datasets`` (training/validation data),
-``trainer`` (the trainer with sparse Adam), ``callbacks`` (best table, early stopping), ``records`` (history,
-curve, metadata); the disentangler after a frozen table: ``disentangle`` (:func:`train_meaning_map`),
-``precomputed`` (the frozen model's vectors as an input module), ``meaning_fold`` (:func:`fold_meaning_map`,
-:func:`disentangle_table`). Needs the ``train`` extra.
+``trainer`` (the trainer with sparse Adam), ``sampler`` (the weighted round robin over language pairs),
+``callbacks`` (best table, early stopping), ``records`` (history, curve, metadata); the disentangler after a frozen
+table: ``disentangle`` (:func:`train_meaning_map`), ``precomputed`` (the frozen model's vectors as an input module),
+``meaning_fold`` (:func:`fold_meaning_map`, :func:`disentangle_table`). Needs the ``train`` extra.
 """
 
 from __future__ import annotations

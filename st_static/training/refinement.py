@@ -22,6 +22,7 @@ from st_static.tensors import to_numpy
 from st_static.training.datasets import SplitData, distillation_datasets, pair_name, translation_datasets
 from st_static.training.propagation import propagate_refinement
 from st_static.training.records import TrainingResult
+from st_static.training.sampler import batches_per_round
 
 if TYPE_CHECKING:
     from torch import nn
@@ -88,8 +89,9 @@ def refine(
     A ``teacher_embeddings`` loss trains on ``sentences`` with their teacher embeddings (constructed with
     ``teacher_loss_arguments`` as well, e.g. ``teacher_dims`` and ``teacher_weights`` when the embeddings are several
     teachers' side by side); a ``translation_pairs`` loss on one dataset per language pair of ``pairs``. With
-    several datasets, batches come from each in turn (round robin), so the objective is the sum of their losses,
-    and so is the validation loss. Under ``torchrun`` every process trains its share of the batches (DDP through
+    several datasets, batches come from each in turn (round robin; ``language_weights`` batches of a language's
+    pairs per round, one of the others), so the objective is the (so weighted) sum of their losses; the validation
+    loss is their plain sum. Under ``torchrun`` every process trains its share of the batches (DDP through
     the trainer); ``device="cpu"`` keeps training on the CPU when a GPU is present.
 
     Raises:
@@ -167,6 +169,9 @@ def refine(
     }
     train_sizes = {name: len(split.train) for name, split in splits.items()}
     record["steps"] = _step_budget(settings, train_sizes, batch_size, validate)
+    rounds = batches_per_round(list(splits), settings.language_weights) if several else {}
+    if any(count != 1 for count in rounds.values()):
+        record["batches_per_round"] = rounds
     stage = (
         "contrastive" if any(registered_loss(name).data == "translation_pairs" for name in names) else "distillation"
     )
@@ -185,6 +190,7 @@ def refine(
             output_dir,
             settings,
             device,
+            rounds,
         )
         if before is not None:
             table, mapped = propagate_refinement(before, to_numpy(module.word_vectors[:trained_rows]))
@@ -215,6 +221,7 @@ def _train(
     output_dir: str | os.PathLike[str] | None,
     settings: RefinementSettings,
     device: str | None,
+    rounds: dict[str, int],
 ) -> TrainingResult:
     from st_static.training.trainer import train_table
 
@@ -229,6 +236,7 @@ def _train(
         output_dir=output_dir,
         num_threads=settings.num_threads,
         device=device,
+        batches_per_round=rounds,
     )
 
 
@@ -336,8 +344,9 @@ def refine_by_translation(
 
     Every batch holds ``batch_size`` translation pairs of *one* language pair. With several language pairs, the
     trainer's multi-dataset training takes batches from the pairs in turn (round robin), so each pair gets the
-    same number of steps and the training objective is the sum of the pairs' losses, as the paper suggests for
-    more than two languages; the validation loss is the sum of the pairs' validation losses. Within a language
+    same number of steps (a language of ``language_weights``: that many times as many) and the training objective
+    is the sum of the pairs' losses, as the paper suggests for more than two languages; the validation loss is the
+    sum of the pairs' validation losses. Within a language
     pair, a sentence that occurs in several translation pairs is kept in the first of them only, so that no batch
     holds a sentence twice (it would be its own negative) and no sentence is both trained and validated on.
 

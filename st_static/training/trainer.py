@@ -16,6 +16,7 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -26,6 +27,7 @@ from torch import nn
 from st_static.training.callbacks import BestTableCallback
 from st_static.training.progress import use_refinement_progress
 from st_static.training.records import TrainingResult, record_in_metadata, write_training_record
+from st_static.training.sampler import weighted_round_robin
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -67,13 +69,15 @@ def train_table(
     output_dir: str | os.PathLike[str] | None,
     num_threads: int | None,
     device: str | None = None,
+    batches_per_round: Mapping[str, int] | None = None,
 ) -> TrainingResult:
     """Train only the table of ``model`` with the trainer and sparse Adam; restore the best validation table.
 
     Args:
         model: The static model (refined in place).
         module: Its :class:`~st_static.StaticWordAverage`.
-        train_dataset: A dataset, or a ``DatasetDict`` of several (taken in turn, one per batch).
+        train_dataset: A dataset, or a ``DatasetDict`` of several (taken in turn, ``batches_per_round`` batches of
+            each per round).
         eval_dataset: The validation set(s), matching ``train_dataset``; ``None`` trains all steps without early
             stopping.
         loss: The loss, or one per dataset name.
@@ -83,6 +87,8 @@ def train_table(
         output_dir: Receives ``training_history.json`` and ``training_curve.png`` when given.
         num_threads: Torch threads while training (restored afterwards); ``None`` keeps the current setting.
         device: ``"cpu"`` keeps training on the CPU; otherwise the trainer uses CUDA when there is a GPU.
+        batches_per_round: Batches of each dataset of a ``DatasetDict`` per round, by name (1 for a name not
+            given; ``None``: one of each, sentence-transformers' round robin).
     """
     several = isinstance(loss, dict)
     validate = eval_dataset is not None
@@ -116,7 +122,7 @@ def train_table(
             dataloader_pin_memory=torch.cuda.is_available(),
             # Without a GPU, accelerate runs several torchrun processes as DDP only when told it is on the CPU.
             use_cpu=not torch.cuda.is_available() or str(device).startswith("cpu"),
-            multi_dataset_batch_sampler=MultiDatasetBatchSamplers.ROUND_ROBIN,
+            multi_dataset_batch_sampler=_multi_dataset_sampler(train_dataset, batches_per_round),
         )
         try:
             if num_threads is not None:
@@ -173,3 +179,14 @@ def train_table(
     if output_dir is not None:
         result.output_dir = write_training_record(result, output_dir, record)
     return result
+
+
+def _multi_dataset_sampler(
+    train_dataset: Any, batches_per_round: Mapping[str, int] | None
+) -> MultiDatasetBatchSamplers | Callable[..., Any]:
+    """sentence-transformers' round robin, or the weighted one when a dataset takes more than one batch per round."""
+    names = list(train_dataset) if isinstance(train_dataset, Mapping) else []
+    repeats = [(batches_per_round or {}).get(name, 1) for name in names]
+    if all(count == 1 for count in repeats):
+        return MultiDatasetBatchSamplers.ROUND_ROBIN
+    return weighted_round_robin(repeats)
