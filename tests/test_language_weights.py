@@ -67,10 +67,11 @@ def test_repeats_must_be_one_positive_integer_per_dataset(repeats):
         WeightedRoundRobinBatchSampler(dataset, batch_samplers, repeats=repeats)
 
 
-def test_batches_per_round_reads_the_language_a_pair_ends_with():
-    names = ["en-de", "en-ja", "distillation"]
-    assert batches_per_round(names, {"ja": 3}) == {"en-de": 1, "en-ja": 3, "distillation": 1}
-    assert batches_per_round(names, None) == {"en-de": 1, "en-ja": 1, "distillation": 1}
+def test_batches_per_round_weighs_the_language_each_dataset_pairs_with_the_pivot():
+    names = ["en-de", "en-zh-Hant", "distillation"]
+    paired = {"en-de": "de", "en-zh-Hant": "zh-Hant"}
+    assert batches_per_round(names, paired, {"zh-Hant": 3}) == {"en-de": 1, "en-zh-Hant": 3, "distillation": 1}
+    assert batches_per_round(names, paired, None) == {"en-de": 1, "en-zh-Hant": 1, "distillation": 1}
 
 
 @pytest.mark.parametrize(

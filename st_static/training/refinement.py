@@ -169,7 +169,8 @@ def refine(
     }
     train_sizes = {name: len(split.train) for name, split in splits.items()}
     record["steps"] = _step_budget(settings, train_sizes, batch_size, validate)
-    rounds = batches_per_round(list(splits), settings.language_weights) if several else {}
+    paired = {pair_name(languages): languages[1] for languages in pairs or {}}
+    rounds = batches_per_round(list(splits), paired, settings.language_weights) if several else {}
     if any(count != 1 for count in rounds.values()):
         record["batches_per_round"] = rounds
     stage = (

@@ -71,13 +71,13 @@ class WeightedRoundRobinBatchSampler(RoundRobinBatchSampler):
         return rounds * sum(self.repeats)
 
 
-def batches_per_round(dataset_names: Sequence[str], language_weights: Mapping[str, int] | None) -> dict[str, int]:
-    """Each dataset's batches per round: the weight of the language a ``pivot-language`` pair name ends with, else 1.
-
-    A dataset that is no language pair (``"distillation"``) and a language without a weight take one batch.
-    """
+def batches_per_round(
+    dataset_names: Sequence[str], paired_languages: Mapping[str, str], language_weights: Mapping[str, int] | None
+) -> dict[str, int]:
+    """Each dataset's batches per round: the weight of the language it pairs with the pivot (``paired_languages``:
+    dataset name -> that language), else 1 (a dataset of no language pair, a language without a weight)."""
     weights = language_weights or {}
-    return {name: weights.get(name.rpartition("-")[2], 1) if "-" in name else 1 for name in dataset_names}
+    return {name: weights.get(paired_languages.get(name, ""), 1) for name in dataset_names}
 
 
 def weighted_round_robin(repeats: Sequence[int]) -> Callable[..., WeightedRoundRobinBatchSampler]:
