@@ -129,3 +129,18 @@ def test_the_refinement_trains_in_the_weighted_order_and_records_it(tmp_path, mo
     settings = json.loads((tmp_path / HISTORY_FILE_NAME).read_text())["settings"]
     assert settings["batches_per_round"] == {"en-de": 1, "en-fr": 3}
     assert settings["language_weights"] == {"fr": 3}
+
+
+def test_a_weight_beyond_the_batches_a_language_makes_is_refused_before_training():
+    english, german, french = make_words("e", 20), make_words("g", 20), make_words("f", 20)
+    sentences = make_sentences(english, 400, seed=6)
+    first, second = sentences[:300], sentences[300:]
+    pairs = {
+        ("en", "de"): list(zip(first, translate(first, english, german), strict=True)),
+        ("en", "fr"): list(zip(second, translate(second, english, french), strict=True)),  # 100: no validation split
+    }
+    model = make_model(english + german + french)
+    with pytest.raises(ValueError, match="gives fr 9 batches per round, but its training pairs make 6 batches of 16"):
+        refine_by_translation(
+            model, pairs, steps=4, batch_size=16, validation_size=10, eval_steps=2, language_weights={"fr": 9}
+        )

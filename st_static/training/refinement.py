@@ -172,6 +172,7 @@ def refine(
     paired = {pair_name(languages): languages[1] for languages in pairs or {}}
     rounds = batches_per_round(list(splits), paired, settings.language_weights) if several else {}
     if any(count != 1 for count in rounds.values()):
+        _check_whole_rounds(rounds, train_sizes, batch_size, paired)
         record["batches_per_round"] = rounds
     stage = (
         "contrastive" if any(registered_loss(name).data == "translation_pairs" for name in names) else "distillation"
@@ -202,6 +203,20 @@ def refine(
     finally:
         _refresh_empty_text_dense(model, module)
     return result
+
+
+def _check_whole_rounds(
+    rounds: dict[str, int], train_sizes: dict[str, int], batch_size: int, paired: dict[str, str]
+) -> None:
+    """Refuse a language weight larger than the batches its pairs make: an epoch would hold no whole round."""
+    for name, count in rounds.items():
+        batches = train_sizes[name] // batch_size
+        if batches < count:
+            raise ValueError(
+                f"language_weights gives {paired.get(name, name)} {count} batches per round, but its training pairs "
+                f"make {batches} batches of {batch_size}: lower its weight to {max(batches, 1)} or less, or give it "
+                "more pairs."
+            )
 
 
 def _refresh_empty_text_dense(model: SentenceTransformer, module: StaticWordAverage) -> None:
