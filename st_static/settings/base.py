@@ -64,7 +64,8 @@ def positive_number(settings: object, *names: str) -> None:
 
 
 def checked_language_counts(values: Any, name: str, noun: str, example: str) -> dict[str, int] | None:
-    """``values`` checked as ``{language: positive int}`` (``None`` or ``{}``: ``None``), for the field ``name``.
+    """``values`` checked as ``{language: positive int}`` (``None`` or ``{}``: ``None``), for the field ``name``
+    whose values are each a ``noun`` (``"size"``).
 
     Raises:
         SettingsError: For a value that is not a mapping, an empty language or a count that is not a positive int.
@@ -72,12 +73,12 @@ def checked_language_counts(values: Any, name: str, noun: str, example: str) -> 
     if values is None or (isinstance(values, Mapping) and not values):
         return None
     if not isinstance(values, Mapping):
-        raise SettingsError(f"{name} must map languages to {noun} (e.g. {example}), got {values!r}.")
+        raise SettingsError(f"{name} must map languages to {noun}s (e.g. {example}), got {values!r}.")
     checked: dict[str, int] = {}
     for language, count in values.items():
         if not isinstance(language, str) or not language.strip():
             raise SettingsError(f"{name}: {language!r} is not a language code.")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise SettingsError(f"{name}: {language}'s {noun[:-1]} must be a positive integer, got {count!r}.")
+            raise SettingsError(f"{name}: {language}'s {noun} must be a positive integer, got {count!r}.")
         checked[language.strip()] = count
     return checked

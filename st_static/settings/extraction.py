@@ -122,7 +122,7 @@ class ExtractionSettings:
             raise SettingsError(f"storage must be one of {', '.join(STORAGE_FORMATS)}, got {self.storage!r}.")
         positive_int(self, "vocab_size", "spaceless_vocab_size", "min_sentences", "sentences_per_word")
         self.language_vocab_sizes = checked_language_counts(
-            self.language_vocab_sizes, "language_vocab_sizes", "sizes", "{'de': 40000}"
+            self.language_vocab_sizes, "language_vocab_sizes", "size", "{'de': 40000}"
         )
         positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
         for name in ("complete_words", "long_texts"):

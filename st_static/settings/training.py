@@ -100,7 +100,7 @@ class RefinementSettings:
         if self.num_threads is not None:
             positive_int(self, "num_threads")
         self.language_weights = checked_language_counts(
-            self.language_weights, "language_weights", "weights", "{'ja': 3}"
+            self.language_weights, "language_weights", "weight", "{'ja': 3}"
         )
         if self.matryoshka_dims is not None:
             dims = list(self.matryoshka_dims)
