@@ -4,7 +4,8 @@ Debian 12 (bookworm) packages ship their messages translated into many languages
 game texts (Battle for Wesnoth, Cataclysm DDA, Freeciv, Minetest, UFO:AI) and the messages of programs (gcc, git,
 coreutils, GIMP, Inkscape, Blender, LibreOffice, ...). This script fetches such packages with ``apt-get download``
 (kept in --cache), reads every ``.../LANG/LC_MESSAGES/*.mo`` inside them (``usr/share/locale``, ``locale-langpack``
-and the games' own folders) and keeps the single-line prose messages: no context, plural, fuzzy or untranslated
+and the games' own folders) and every ``LANG.po`` (games that read their catalogues uncompiled: SuperTux's levels,
+SuperTuxKart, LinCity-NG) and keeps the single-line prose messages: no context, plural, fuzzy or untranslated
 entries; mnemonics (``_Open``, ``(_O)``, ``&File``) removed; no format placeholder, markup or escape on either side;
 an English side of at least 4 words that starts with a letter; a translation that differs from it and, for a
 language of a non-Latin script, is written in that script. Each pair is kept once. Tux Paint packages (``tuxpaint*``)
@@ -186,7 +187,7 @@ def clean_message(text: str) -> str | None:
     return None if "_" in text else " ".join(text.split())
 
 
-def catalogue_pairs(catalogue: polib.MOFile, prefixes: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def catalogue_pairs(catalogue: polib.MOFile | polib.POFile, prefixes: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """``(english, translation)`` for every single-line prose message of ``catalogue`` the filters keep."""
     pairs = []
     for entry in catalogue:
@@ -268,9 +269,17 @@ def downloader(cache: Path) -> Callable[[str], Path]:
     return download
 
 
-def deb_catalogues(deb: Path, directories: tuple[str, ...]) -> list[bytes]:
-    """The ``.../DIRECTORY/LC_MESSAGES/*.mo`` files of ``deb``, read from ``dpkg-deb --fsys-tarfile`` (nothing is
-    unpacked to disk)."""
+def is_catalogue(path: PurePosixPath, directories: tuple[str, ...]) -> bool:
+    """Whether ``path`` is a catalogue of one of ``directories``: ``DIRECTORY/LC_MESSAGES/*.mo`` or ``DIRECTORY.po``."""
+    parts = path.parts
+    if path.suffix == ".po":
+        return path.stem in directories
+    return path.suffix == ".mo" and len(parts) >= 3 and parts[-2] == "LC_MESSAGES" and parts[-3] in directories
+
+
+def deb_catalogues(deb: Path, directories: tuple[str, ...]) -> list[tuple[str, bytes]]:
+    """``(path, content)`` of the catalogues of ``deb`` (:func:`is_catalogue`), read from ``dpkg-deb --fsys-tarfile``
+    (nothing is unpacked to disk)."""
     catalogues = []
     with subprocess.Popen(
         ["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -280,17 +289,11 @@ def deb_catalogues(deb: Path, directories: tuple[str, ...]) -> list[bytes]:
         try:
             with tarfile.open(fileobj=process.stdout, mode="r|*") as archive:
                 for member in archive:
-                    parts = PurePosixPath(member.name).parts
-                    if (
-                        member.isfile()
-                        and len(parts) >= 3
-                        and parts[-1].endswith(".mo")
-                        and parts[-2] == "LC_MESSAGES"
-                        and parts[-3] in directories
-                    ):
+                    path = PurePosixPath(member.name)  # "./usr/..." -> "usr/..."
+                    if member.isfile() and is_catalogue(path, directories):
                         handle = archive.extractfile(member)
                         if handle is not None:
-                            catalogues.append(handle.read())
+                            catalogues.append((path.as_posix(), handle.read()))
         except tarfile.TarError as error:
             process.kill()
             raise PackageError(f"unreadable archive: {error}") from error
@@ -298,6 +301,19 @@ def deb_catalogues(deb: Path, directories: tuple[str, ...]) -> list[bytes]:
     if process.returncode != 0:
         raise PackageError(errors.splitlines()[-1] if errors else f"dpkg-deb exited with {process.returncode}")
     return catalogues
+
+
+def read_catalogue(name: str, content: bytes) -> polib.MOFile | polib.POFile:
+    """The catalogue ``content`` of the file ``name``: compiled (``.mo``) or, for ``.po``, UTF-8 text.
+
+    Raises:
+        ValueError: If it cannot be read (a bad magic number, text that is not UTF-8).
+    """
+    import polib
+
+    if name.endswith(".po"):
+        return polib.pofile(content.decode("utf-8"))
+    return polib.mofile(content)
 
 
 def debian_pairs(
@@ -309,8 +325,6 @@ def debian_pairs(
     Raises:
         SystemExit: If a package is a Tux Paint one.
     """
-    import polib
-
     directories, prefixes = locale_directories(language), script_prefixes(language)
     pairs: dict[tuple[str, str], tuple[str, str]] = {}
     skipped = []
@@ -326,16 +340,18 @@ def debian_pairs(
             skipped.append(package)
             continue
         messages, before = 0, len(pairs)
-        for content in catalogues:
+        for name, content in catalogues:
             try:
-                catalogue = polib.mofile(content)
+                catalogue = read_catalogue(name, content)
             except (OSError, ValueError) as error:  # a bad magic number, an encoding other than UTF-8
-                print(f"{package}: a catalogue skipped ({error})")
+                print(f"{package}: {name} skipped ({error})")
                 continue
             messages += len(catalogue)
             for english, other in catalogue_pairs(catalogue, prefixes):
                 pairs.setdefault((comparable_text(english), comparable_text(other)), (english, other))
-        print(f"{package}: {len(pairs) - before:,} pairs kept of {messages:,} messages ({len(catalogues)} .mo)")
+        uncompiled = sum(name.endswith(".po") for name, _ in catalogues)
+        kinds = f"{len(catalogues) - uncompiled} .mo" + (f", {uncompiled} .po" if uncompiled else "")
+        print(f"{package}: {len(pairs) - before:,} pairs kept of {messages:,} messages ({kinds})")
     return list(pairs.values()), skipped
 
 

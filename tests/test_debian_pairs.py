@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -197,6 +197,52 @@ def test_the_command_reads_every_catalogue_of_the_language_once_per_pair(
         "Print all the selected pages",
         "Open the file in a new window",
     ]
+
+
+def _po(pairs: list[tuple[str, str]], fuzzy: tuple[str, str] | None = None) -> bytes:
+    """An uncompiled catalogue of ``pairs`` (and one fuzzy entry), as games that read ``.po`` files ship them."""
+    catalogue = polib.POFile()
+    catalogue.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
+    for msgid, msgstr in pairs:
+        catalogue.append(polib.POEntry(msgid=msgid, msgstr=msgstr))
+    if fuzzy is not None:
+        catalogue.append(polib.POEntry(msgid=fuzzy[0], msgstr=fuzzy[1], flags=["fuzzy"]))
+    return str(catalogue).encode("utf-8")
+
+
+def test_catalogues_are_compiled_ones_of_the_language_or_its_po_files() -> None:
+    directories = script.locale_directories("pt")
+    for path in ("usr/share/locale/pt_BR/LC_MESSAGES/a.mo", "usr/share/games/g/levels/world1/pt.po"):
+        assert script.is_catalogue(PurePosixPath(path), directories)
+    for path in ("usr/share/locale/fr/LC_MESSAGES/a.mo", "usr/share/games/g/po/fr.po", "usr/share/g/pt/a.mo"):
+        assert not script.is_catalogue(PurePosixPath(path), directories)
+
+
+@needs_dpkg
+def test_po_files_of_games_are_read_like_compiled_catalogues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from st_static.data_files import read_translation_pairs
+
+    folder = tmp_path / "debs"
+    folder.mkdir()
+    story = [("Tux walks through the snowy forest", "Tux marche dans la forêt enneigée")]
+    _deb(
+        folder,
+        "story-data",
+        {
+            "usr/share/games/story/levels/world1/fr.po": _po(story, fuzzy=("The penguin is hungry today", "x")),
+            "usr/share/games/story/locale/fr.po": _po([KEPT[0], DROPPED[0]]),
+            "usr/share/games/story/locale/de.po": _po([(story[0][0], "Tux geht durch den Wald")]),
+            "usr/share/games/story/locale/broken/fr.po": b"\xff\xfe not text",
+        },
+    )
+    out = tmp_path / "en-fr.tsv"
+    script.main(["fr", "--debs", str(folder), "--out", str(out)])
+    assert sorted(read_translation_pairs(out)) == sorted([story[0], KEPT[0]])
+    printed = capsys.readouterr().out
+    assert "story-data: usr/share/games/story/locale/broken/fr.po skipped" in printed
+    assert "story-data: 2 pairs kept of 4 messages (0 .mo, 3 .po)" in printed
 
 
 @needs_dpkg
