@@ -246,3 +246,55 @@ def test_whether_a_foreign_member_reads_case_comes_from_its_rows_not_its_normali
     vectors[2::2] = vectors[3::2]  # every cased word reads its lowercase form's row: case-blind in effect
     StaticModel(vectors, cased, normalize=True).save_pretrained(str(tmp_path / "same-rows"))
     assert not reads_case(member_reader(read_member(str(tmp_path / "same-rows")), "same rows"))
+
+
+def _rewrite_tensors(path: Path, **changes: np.ndarray) -> None:
+    """Replace or add tensors of the safetensors file ``path``."""
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(path))
+    tensors.update(changes)
+    save_file(tensors, str(path))
+
+
+def _broken_model2vec(folder: Path, how: str) -> None:
+    """Break the model2vec folder ``folder`` in one way: its table's bytes, mapping, weights or values, or its
+    modules.json (left as the only sign of the model's kind)."""
+    table = folder / "model.safetensors"
+    rows = wordpiece_tokenizer().get_vocab_size()
+    if how == "garbage":
+        table.write_bytes(b"\x00" * 7)
+    elif how == "mapping":
+        _rewrite_tensors(table, mapping=np.full(rows, 10**6, dtype=np.int32))
+    elif how == "weights":
+        _rewrite_tensors(table, weights=np.ones(3, dtype=np.float32))
+    elif how == "nan":
+        _rewrite_tensors(table, embeddings=np.full((rows, 6), np.nan, dtype=np.float32))
+    elif how == "modules":
+        (folder / "config.json").unlink()
+        table.unlink()
+        (folder / "modules.json").write_text("{", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("garbage", "not a readable safetensors file"),
+        ("mapping", "mapping"),
+        ("weights", "weights"),
+        ("nan", "NaN or infinite"),
+        ("modules", "modules.json"),
+    ],
+)
+def test_a_corrupt_foreign_member_is_refused_naming_its_folder(table_member, model2vec_folder, tmp_path, how, message):
+    """Each went out as a traceback (safetensors' own error, numpy's IndexError) or a line naming no file."""
+    _broken_model2vec(model2vec_folder, how)
+    with pytest.raises(ModelFolderError, match=message) as error:
+        read_member(str(model2vec_folder))
+    assert str(model2vec_folder) in str(error.value)
+    save_model(table_member, tmp_path / "table")
+    members = [str(tmp_path / "table"), str(model2vec_folder)]
+    result = CliRunner().invoke(app, ["compress", *members, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and message in result.output
+    assert not (tmp_path / "out").exists()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -31,6 +33,37 @@ def _parse_weights(text: str) -> list[float]:
         raise fail(f"--weights {text!r}: expected comma-separated numbers, e.g. 2,1,1.") from None
 
 
+def _check_weights(weights: list[float], count: int) -> None:
+    """Refuse ensemble weights for one model, a count other than the models', or a weight that is not positive."""
+    if count < 2:
+        raise fail("--weight/--weights only apply to an ensemble (two or more models).")
+    if len(weights) != count:
+        raise fail(f"got {len(weights)} --weight value(s) for {count} model(s).")
+    bad = [weight for weight in weights if not math.isfinite(weight) or weight <= 0]
+    if bad:
+        raise fail(
+            f"--weight/--weights: every ensemble weight must be a positive number, got {', '.join(map(str, bad))} "
+            "(leave a model out instead of weighting it 0)."
+        )
+
+
+def _check_sizes(
+    model: Any, vocab_size: int | None, dim: int | None, ranking: dict[str, float] | list[str] | None
+) -> None:
+    """Refuse a ``--vocab-size`` or ``--dim`` larger than the table, and ``--frequencies`` ranking none of its words."""
+    module = model[0]
+    words = getattr(module, "num_vocabulary_words", module.num_words)
+    if vocab_size is not None and vocab_size > words:
+        raise fail(f"--vocab-size {vocab_size}: the table has only {words} words; give at most {words}.")
+    if dim is not None and dim > module.embedding_dim:
+        raise fail(f"--dim {dim}: the table has only {module.embedding_dim} dimensions.")
+    if ranking is not None and set(ranking).isdisjoint(module.vocabulary):
+        raise fail(
+            f"--frequencies: none of its {len(ranking)} words is a word of the model (expected 'word<TAB>count' "
+            "lines or one word per line, in the model's case), so it would rank nothing."
+        )
+
+
 def _member_name(name: str) -> str:
     """How a member is recorded: a folder by its name (never a path of this machine), else as given."""
     return Path(name).name if Path(name).is_dir() else name
@@ -39,12 +72,23 @@ def _member_name(name: str) -> str:
 FOLD_EVALUATION_TASKS = "stsb-en-test,sick-dev,bbc-news-*,chatterbot-qa-en,rotten-tomatoes-sentiment"
 
 
-def _with_fold_differences(folded: object, exact: object, data: Path) -> object:
-    """``folded`` with folded-minus-exact scores (stsb-en-test, sick-dev, the English task mean) in its metadata."""
+def _fold_evaluator(data: Path) -> Callable[[Any], dict[str, dict[str, Any]]]:
+    """The scorer of ``--eval-data``'s tasks, its files read and checked now (before any model is built)."""
+    from st_static.errors import StStaticError
     from st_static.evaluation.suite import task_evaluator
+
+    try:
+        return task_evaluator(data, FOLD_EVALUATION_TASKS)
+    except (StStaticError, OSError, ValueError) as error:
+        raise fail(f"--eval-data: {error}") from error
+
+
+def _with_fold_differences(
+    folded: object, exact: object, evaluate: Callable[[Any], dict[str, dict[str, Any]]]
+) -> object:
+    """``folded`` with folded-minus-exact scores (stsb-en-test, sick-dev, the English task mean) in its metadata."""
     from st_static.evaluation.task_files.summary import task_mean
 
-    evaluate = task_evaluator(data, FOLD_EVALUATION_TASKS)
     typer.echo("scoring the exact and the folded ensemble (--eval-data) ...")
     scores = [evaluate(model) for model in (exact, folded)]
     differences = {
@@ -143,18 +187,33 @@ def compress(
         read_member,
         truncate_dimensions,
     )
+    from st_static.compression.members import WORDLLAMA_PREFIX
     from st_static.errors import MissingExtraError
     from st_static.files import check_destination
     from st_static.model.save_load import holds_st_static_output, load_model, save_model
 
     if storage not in STORAGE_FORMATS:
-        raise fail(f"unknown storage format {storage!r}; choose one of {', '.join(STORAGE_FORMATS)}.")
+        raise fail(f"--storage {storage!r}: unknown storage format; choose one of {', '.join(STORAGE_FORMATS)}.")
     if weights is not None:
         if weight:
             raise fail("give the ensemble weights with --weights or with --weight, not both.")
         weight = _parse_weights(weights)
-    if weight and len(weight) != len(models):
-        raise fail(f"got {len(weight)} --weight value(s) for {len(models)} model(s).")
+    if weight:
+        _check_weights(weight, len(models))
+    if len(models) == 1 and models[0].startswith(WORDLLAMA_PREFIX):
+        raise fail(
+            f"{models[0]}: a WordLlama table only joins an ensemble (give two or more models); compressing one "
+            "model takes a st-static folder or repo id."
+        )
+    if vocab_size is not None and vocab_size < 1:
+        raise fail(f"--vocab-size {vocab_size}: give a positive number of words to keep.")
+    if dim is not None and dim < 1:
+        raise fail(f"--dim {dim}: give a positive number of dimensions to keep.")
+    if dim is not None and len(models) > 1:
+        raise fail(
+            "--dim does not apply to an ensemble: cutting it would drop whole member blocks; truncate the members "
+            "first (st-static compress MEMBER --dim DIM)."
+        )
     if frequencies is not None and vocab_size is None:
         raise fail("--frequencies only applies with --vocab-size.")
     if fold_norms is not None and len(models) < 2:
@@ -166,20 +225,25 @@ def compress(
     inputs = [*(name for name in models if Path(name).exists()), frequencies, fold_norms]
     check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     norm_texts = _fold_norm_texts(fold_norms, FOLD_NORM_LINES) if fold_norms is not None else None
+    evaluate = _fold_evaluator(eval_data) if eval_data is not None else None
     try:
         ranking = read_frequencies(frequencies) if frequencies is not None else None
     except ValueError as error:
-        raise fail(str(error)) from error
+        raise fail(f"--frequencies: {error}") from error
     try:
         if len(models) > 1:
             model = ensemble([read_member(name) for name in models], weight, names=[_member_name(n) for n in models])
         else:
             model = load_model(models[0])
+        _check_sizes(model, vocab_size, dim, ranking)
         if norm_texts is not None:
             exact = model
-            model = fold_block_normalization(model, norm_texts)
-            if eval_data is not None:
-                model = _with_fold_differences(model, exact, eval_data)
+            try:
+                model = fold_block_normalization(model, norm_texts)
+            except ValueError as error:  # a member reads no word of the texts
+                raise fail(f"--fold-norms {fold_norms}: {error}") from error
+            if evaluate is not None:
+                model = _with_fold_differences(model, exact, evaluate)
         if vocab_size is not None:
             model = prune_vocabulary(model, vocab_size, ranking)
         if dim is not None:

@@ -372,11 +372,14 @@ def fold_block_normalization(model: SentenceTransformer, texts: Sequence[str]) -
     raw = rebuild(model, [module]).encode(list(texts), batch_size=4096, convert_to_numpy=True)
     scales, start = [], 0
     weights = block_normalize.block_weights
+    record = module.metadata.ensemble
+    members = (record.members if record is not None else None) or []
     for index, dim in enumerate(block_normalize.block_dims):
         norms = torch.linalg.vector_norm(torch.from_numpy(raw[:, start : start + dim]), dim=1)
         norms = norms[norms > 0]
         if not len(norms):
-            raise ValueError(f"None of the {len(raw)} texts has a word that ensemble member {index} knows.")
+            member = f"{index} ({members[index].name})" if index < len(members) else str(index)
+            raise ValueError(f"None of the {len(raw)} texts has a word that ensemble member {member} knows.")
         scales.append(math.sqrt(weights[index] / sum(weights)) / float(norms.mean()))
         start += dim
     dims = block_normalize.block_dims

@@ -7,13 +7,14 @@ keys an ensemble's union table has (:func:`is_word_key`, :func:`is_symbol_key`).
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer
 
 from st_static.errors import MissingExtraError, ModelFolderError
@@ -23,6 +24,8 @@ WORDLLAMA_PREFIX = "wordllama:"
 METASPACE = "\u2581"
 MODEL2VEC_TYPE = "model2vec"
 PEER_LICENSES = {"model2vec": None, "wordllama": "mit"}
+WORDLLAMA_CONFIG = re.compile(r"[A-Za-z0-9_-]+")
+"""A WordLlama config name: a file name stem of the package, never a path."""
 
 
 def is_word_key(key: str) -> bool:
@@ -68,6 +71,9 @@ class TokenTable:
         self.token_vectors = np.ascontiguousarray(self.token_vectors, dtype=np.float32)
         if self.token_vectors.ndim != 2 or not len(self.token_vectors):
             raise ModelFolderError(f"{self.name}: the token table must be a non-empty 2-D matrix.")
+        not_finite = int(np.count_nonzero(~np.isfinite(self.token_vectors)))
+        if not_finite:
+            raise ModelFolderError(f"{self.name}: the token table holds {not_finite} NaN or infinite value(s).")
         if self.tokenizer.get_vocab_size(with_added_tokens=True) > len(self.token_vectors):
             raise ModelFolderError(
                 f"{self.name}: the tokenizer has {self.tokenizer.get_vocab_size(with_added_tokens=True)} tokens but "
@@ -201,7 +207,12 @@ def read_wordllama(spec: str) -> TokenTable:
         ModelFolderError: If the package has no such table (WordLlama downloads other sizes; here none is fetched).
     """
     parts = spec.split(":")
-    if len(parts) != 3 or parts[0] != WORDLLAMA_PREFIX[:-1] or not parts[1] or not parts[2].isdigit():
+    if (
+        len(parts) != 3
+        or parts[0] != WORDLLAMA_PREFIX[:-1]
+        or not WORDLLAMA_CONFIG.fullmatch(parts[1])
+        or not (parts[2].isascii() and parts[2].isdigit())
+    ):
         raise ValueError(
             f"{spec!r}: a WordLlama member is written wordllama:CONFIG:DIM, e.g. wordllama:l2_supercat:256."
         )
@@ -217,7 +228,7 @@ def read_wordllama(spec: str) -> TokenTable:
             f"{spec}: the wordllama package holds no such table (it ships {', '.join(shipped) or 'none'}; other "
             "sizes are downloads, which st-static does not make)."
         )
-    _, embedding = _read_tensor(weights, ["embedding.weight"])
+    embedding = _read_tensor(weights, ["embedding.weight"])
     return TokenTable(spec, "wordllama", _read_tokenizer(tokenizer_file), embedding, license="mit")
 
 
@@ -235,24 +246,35 @@ def local_folder(name: str) -> Path:
         raise ModelFolderError(f"{name}: no such folder, and the Hub repo cannot be read ({error}).") from None
 
 
-def _read_json(path: Path) -> dict:
+def _read_json_value(path: Path) -> object:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ModelFolderError(f"{path}: not a readable JSON file ({error}).") from None
+
+
+def _read_json(path: Path) -> dict:
+    value = _read_json_value(path)
     if not isinstance(value, dict):
         raise ModelFolderError(f"{path}: expected a JSON object.")
     return value
 
 
-def _read_tensor(path: Path, keys: Sequence[str]) -> tuple[str, np.ndarray]:
+def _read_tensors(path: Path) -> dict[str, np.ndarray]:
+    """Every tensor of a safetensors file, by name."""
     try:
         with safe_open(str(path), framework="np") as handle:
-            for key in keys:
-                if key in handle.keys():  # noqa: SIM118 (safe_open has no __contains__)
-                    return key, handle.get_tensor(key)
-    except (OSError, ValueError) as error:
+            return {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 (no __iter__)
+    except (OSError, ValueError, SafetensorError) as error:  # a corrupt header is a SafetensorError (an Exception)
         raise ModelFolderError(f"{path}: not a readable safetensors file ({error}).") from None
+
+
+def _read_tensor(path: Path, keys: Sequence[str], tensors: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """The first of ``keys`` that the safetensors file ``path`` holds (from ``tensors`` when already read)."""
+    tensors = _read_tensors(path) if tensors is None else tensors
+    for key in keys:
+        if key in tensors:
+            return tensors[key]
     raise ModelFolderError(f"{path}: holds none of the tensors {', '.join(keys)}.")
 
 
@@ -266,16 +288,28 @@ def _read_tokenizer(path: Path) -> Tokenizer:
 
 
 def _model2vec_table(folder: Path, name: str) -> TokenTable:
-    _, embeddings = _read_tensor(folder / "model.safetensors", ["embeddings", "embedding.weight"])
-    with safe_open(str(folder / "model.safetensors"), framework="np") as handle:
-        keys = set(handle.keys())
-        weights = handle.get_tensor("weights") if "weights" in keys else None
-        mapping = handle.get_tensor("mapping") if "mapping" in keys else None
+    path = folder / "model.safetensors"
+    tensors = _read_tensors(path)
+    embeddings = _read_tensor(path, ["embeddings", "embedding.weight"], tensors)
+    weights, mapping = tensors.get("weights"), tensors.get("mapping")
     tokenizer = _read_tokenizer(folder / "tokenizer.json")
     table = np.asarray(embeddings, dtype=np.float32)
+    if table.ndim != 2:
+        raise ModelFolderError(f"{path}: the embeddings must be a 2-D matrix, got shape {list(table.shape)}.")
     if mapping is not None:
+        if mapping.ndim != 1 or mapping.dtype.kind not in "iu":
+            raise ModelFolderError(f"{path}: the mapping must be a list of row numbers.")
+        outside = mapping[(mapping < 0) | (mapping >= len(table))]
+        if len(outside):
+            raise ModelFolderError(
+                f"{path}: the mapping points at row {int(outside[0])}, but the embeddings have {len(table)} rows."
+            )
         table = table[np.asarray(mapping, dtype=np.int64)]
     if weights is not None:
+        if weights.shape != (len(table),):
+            raise ModelFolderError(
+                f"{path}: the weights have shape {list(weights.shape)}, not one value per token ({len(table)})."
+            )
         table = table * np.asarray(weights, dtype=np.float32)[:, None]
     unknown = _unknown_id(tokenizer)
     dropped = frozenset() if unknown is None else frozenset({unknown})
@@ -292,7 +326,7 @@ def _holds_model2vec_table(folder: Path) -> bool:
     try:
         with safe_open(str(path), framework="np") as handle:
             return "embeddings" in handle.keys()  # noqa: SIM118 (safe_open has no __contains__)
-    except (OSError, ValueError):
+    except (OSError, ValueError, SafetensorError):
         return False
 
 
@@ -315,7 +349,7 @@ def _card_license(readme: Path) -> str | None:
 
 def _static_embedding_table(folder: Path, module_path: str, name: str) -> TokenTable:
     module_folder = folder / module_path
-    _, embeddings = _read_tensor(module_folder / "model.safetensors", ["embedding.weight", "embeddings"])
+    embeddings = _read_tensor(module_folder / "model.safetensors", ["embedding.weight", "embeddings"])
     tokenizer = _read_tokenizer(module_folder / "tokenizer.json")
     readme = folder / "README.md"
     license_id = _card_license(readme) if readme.is_file() else None
@@ -345,7 +379,7 @@ def read_token_table(name: str) -> TokenTable:
     if (config.is_file() and _read_json(config).get("model_type") == MODEL2VEC_TYPE) or _holds_model2vec_table(folder):
         return _model2vec_table(folder, name)
     if modules.is_file():
-        entries = json.loads(modules.read_text(encoding="utf-8"))
+        entries = _read_json_value(modules)
         first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else {}
         if str(first.get("type", "")).endswith("StaticEmbedding"):
             return _static_embedding_table(folder, str(first.get("path", "")), name)
