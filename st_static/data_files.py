@@ -134,15 +134,24 @@ def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score")
 
 def read_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """Read translation pairs: the first two columns of a parallel file (``en``/``other``, ``eng``/``other``)."""
+    return [pair for _, pair in read_numbered_translation_pairs(path)]
+
+
+def read_numbered_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[int, tuple[str, str]]]:
+    """:func:`read_translation_pairs` with each pair's line number: ``(line number, (first, second))``.
+
+    Raises:
+        DataFormatError: If the header has fewer than two columns, a row has one field, or there are no rows.
+    """
     path = Path(path)
     with path.open("rb") as handle:
         header = next(_utf8_lines(handle, path), "").rstrip("\r\n").split("\t")
     if len(header) < 2:
         raise DataFormatError(f"{path}: expected at least two tab-separated columns, got header {header}.")
-    rows = read_tsv(path, (header[0], header[1]))
+    rows = read_numbered_tsv(path, (header[0], header[1]))
     if not rows:
         raise DataFormatError(f"{path}: no rows.")
-    return [(row[0], row[1]) for row in rows]
+    return [(line_number, (row[0], row[1])) for line_number, row in rows]
 
 
 def comparable_text(text: str) -> str:

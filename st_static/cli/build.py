@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from st_static import bundled
-from st_static.cli.app import command
+from st_static.cli.app import command, fail
 from st_static.cli.options import settings_from_options, settings_parameters, with_parameters
 from st_static.settings import BuildSettings
 
@@ -79,7 +79,7 @@ def build(
 ) -> None:
     """Build a static model from a teacher: extraction -> PCA/ABTT -> refinement, caching every stage."""
     from st_static.evaluation.report import stage_scores_markdown
-    from st_static.evaluation.suite import task_evaluator
+    from st_static.evaluation.suite import DataFolderNotFoundError, task_evaluator
     from st_static.model.script_coverage import coverage_line
     from st_static.pipeline.publish import build as run_build
     from st_static.training.progress import trainer_logs
@@ -93,7 +93,10 @@ def build(
         evaluator = task_evaluator(bundled.DEFAULT_EVAL_DATA, eval_tasks or bundled.DEFAULT_EVAL_TASKS)
     else:
         tasks = eval_tasks or (None if settings.crosslingual else DEFAULT_EVAL_TASKS)
-        evaluator = task_evaluator(eval_data, tasks, languages=settings.languages if tasks is None else None)
+        try:
+            evaluator = task_evaluator(eval_data, tasks, languages=settings.languages if tasks is None else None)
+        except DataFolderNotFoundError as error:
+            raise fail(f"--eval-data {error}") from error
     with trainer_logs(verbose), transformers_progress_bars(verbose):
         result = run_build(
             settings,

@@ -167,7 +167,14 @@ def evaluate(
     """
     from st_static.evaluation.encoders import model_encoder
     from st_static.evaluation.report import evaluation_document, markdown_tables, write_json
-    from st_static.evaluation.suite import EvaluationTask, default_tasks, evaluate_tasks, find_tasks
+    from st_static.evaluation.suite import (
+        DataFolderNotFoundError,
+        EvaluationTask,
+        check_tasks,
+        default_tasks,
+        evaluate_tasks,
+        find_tasks,
+    )
     from st_static.evaluation.task_files import split_task_arguments, summary_markdown
     from st_static.model_card.language_summary import render_language_summary
 
@@ -177,7 +184,10 @@ def evaluate(
             "pass --data DIR (a folder with sts/, tatoeba/, xling/tuxpaint/, pairclass/, tasks/), set "
             f"{DATA_ENVIRONMENT_VARIABLE}, or name task files with --tasks."
         )
-    local_tasks = find_tasks(data, include=globs) if data is not None and (globs or not own_files) else []
+    try:
+        local_tasks = find_tasks(data, include=globs) if data is not None and (globs or not own_files) else []
+    except DataFolderNotFoundError as error:
+        raise fail(f"--data {error}") from error
     local_tasks += [EvaluationTask(task.name, "task", task.path) for task in own_files]
     if json_path is not None:  # before any work: a bad path fails now, not after the evaluation
         from st_static.files import check_file_destination
@@ -205,6 +215,7 @@ def evaluate(
         local_tasks = default_tasks(local_tasks, model_languages(loaded))
         if data is not None and not local_tasks:
             raise fail(f"{data} has no dev or test file in the model's languages; choose files with --tasks.")
+    check_tasks(local_tasks)  # a file the evaluation would refuse fails now, before a teacher loads or a score runs
     teacher_name, teacher_model, prompt_of_teacher = (
         open_teacher(teacher, teacher_prompt, device) if teacher is not None else (None, None, "")
     )

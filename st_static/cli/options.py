@@ -82,14 +82,18 @@ def _parse_comma(name: str, text: str | None, hint: Any) -> Any:
 
 
 def _parse_pairs(name: str, items: list[str] | None) -> dict[str, str] | None:
+    """Repeated ``KEY=VALUE`` -> ``{KEY: VALUE}``; a key given twice is refused (one value per key)."""
     if not items:
         return None
+    flag = f"--{name.replace('_', '-')}"
     parsed: dict[str, str] = {}
     for item in items:
-        key, separator, value = item.partition("=")
-        if not separator or not key.strip() or not value.strip():
-            raise SettingsError(f"--{name.replace('_', '-')} takes KEY=VALUE, got {item!r}.")
-        parsed[key.strip()] = value.strip()
+        key, separator, value = (part.strip() for part in item.partition("="))
+        if not separator or not key or not value:
+            raise SettingsError(f"{flag} takes KEY=VALUE, got {item!r}.")
+        if key in parsed:
+            raise SettingsError(f"{flag} names {key} twice ({key}={parsed[key]}, {key}={value}): give one value each.")
+        parsed[key] = value
     return parsed
 
 

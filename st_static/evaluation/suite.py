@@ -12,7 +12,6 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from st_static.data_files import read_translation_pairs
 from st_static.errors import StStaticError
 from st_static.evaluation.encoders import Encoder
 from st_static.evaluation.pair_classification import evaluate_pair_classification, read_paraphrase_file
@@ -24,7 +23,7 @@ from st_static.evaluation.task_files import (
     task_file_languages,
     task_file_texts,
 )
-from st_static.evaluation.translation import evaluate_translation_retrieval
+from st_static.evaluation.translation import evaluate_translation_retrieval, read_bitext_file
 from st_static.model.languages import two_letter_code
 
 logger = logging.getLogger(__name__)
@@ -32,6 +31,10 @@ logger = logging.getLogger(__name__)
 
 class NoEvaluationDataError(StStaticError, ValueError):
     """A data folder holds none of the files the suite knows."""
+
+
+class DataFolderNotFoundError(StStaticError, FileNotFoundError):
+    """A data folder that does not exist or is not a folder."""
 
 
 @dataclass(frozen=True)
@@ -78,12 +81,13 @@ def find_tasks(
         task_files: Include ``tasks/``.
 
     Raises:
-        FileNotFoundError: If ``data_dir`` is not a folder.
+        DataFolderNotFoundError: If ``data_dir`` is not a folder (a ``FileNotFoundError``).
         NoEvaluationDataError: If no known file is there.
     """
     root = Path(data_dir)
     if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such data folder.")
+        problem = "is a file, not a data folder" if root.exists() else "no such data folder"
+        raise DataFolderNotFoundError(f"{root}: {problem}.")
     globs = None if include is None else [glob.strip() for glob in include.split(",") if glob.strip()]
     tasks = []
     for pattern, kind, prefix in KNOWN_FILES:
@@ -101,7 +105,7 @@ def find_tasks(
 
 _READERS: dict[str, Callable[[Path], object]] = {
     "sts": read_sts_file,
-    "translation": read_translation_pairs,
+    "translation": read_bitext_file,
     "pair_classification": read_paraphrase_file,
     "task": task_file_texts,
 }

@@ -8,9 +8,28 @@ from typing import Any
 
 import numpy as np
 
-from st_static.data_files import read_translation_pairs
+from st_static.data_files import DataFormatError, read_numbered_translation_pairs
 from st_static.evaluation.diagnostics import bilingual_diagnostics
 from st_static.evaluation.encoders import Encoder, unit_rows
+
+
+def read_bitext_file(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """Read a bitext retrieval file (Tatoeba, Tux Paint: ``eng``, ``other``) that retrieval can score.
+
+    Raises:
+        DataFormatError: If a row has an empty side (naming its line; an empty text matches nothing, so it would
+            count as a miss), or the file has fewer than two pairs (one pair always finds itself).
+    """
+    rows = read_numbered_translation_pairs(path)
+    for line_number, pair in rows:
+        for side, text in enumerate(pair, start=1):
+            if not text.strip():
+                raise DataFormatError(
+                    f"{path}:{line_number}: column {side} is empty; every row of a bitext file pairs two texts."
+                )
+    if len(rows) < 2:
+        raise DataFormatError(f"{path}: only one pair; retrieval needs at least two (one pair always finds itself).")
+    return [pair for _, pair in rows]
 
 
 def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray) -> float:
@@ -44,7 +63,8 @@ def evaluate_translation_retrieval(
 
     Args:
         encoder: A text -> vector function.
-        pairs: ``(source, target)`` pairs, or a file whose first two columns are them (Tatoeba: ``eng``, ``other``).
+        pairs: ``(source, target)`` pairs, or a file whose first two columns are them (Tatoeba: ``eng``, ``other``;
+            read by :func:`read_bitext_file`).
         diagnostics: Add alignment, uniformity and the language-identity silhouette of the two sides.
 
     Returns:
@@ -53,7 +73,7 @@ def evaluate_translation_retrieval(
         Side 1 is the first column (English in the Tatoeba files).
     """
     if not isinstance(pairs, list):
-        pairs = read_translation_pairs(Path(pairs))
+        pairs = read_bitext_file(Path(pairs))
     first = [pair[0] for pair in pairs]
     second = [pair[1] for pair in pairs]
     embeddings = encoder(first + second)

@@ -83,10 +83,7 @@ class BuildSettings:
     disentanglement: DisentangleSettings = setting(factory=DisentangleSettings, cli="skip")
 
     def __post_init__(self) -> None:
-        languages = [language.strip() for language in self.languages if language and language.strip()]
-        if not languages:
-            raise SettingsError("languages must name at least one language, e.g. en.")
-        self.languages = languages
+        self.languages = checked_languages(self.languages)
         if isinstance(self.parallel, Mapping):
             self.parallel = [
                 f"{language}={path}"
@@ -143,10 +140,16 @@ class BuildSettings:
                     f"language_weights names {language!r}, which is not one of the paired languages "
                     f"{self.languages[1:]} of a cross-lingual build (--parallel files and --languages)."
                 )
+        if self.extra_pairs and not self.parallel:
+            raise SettingsError(
+                "extra_pairs join the contrastive training of a cross-lingual table: give --parallel files and "
+                "--languages too."
+            )
         for language in self.extra_pairs or {}:
             if language not in self.languages[1:]:
                 raise SettingsError(
-                    f"Extra pairs for {language!r}, which is not one of the paired languages {self.languages[1:]}."
+                    f"extra_pairs names {language!r}, which is not one of the paired languages {self.languages[1:]} "
+                    f"(--languages {','.join(self.languages)})."
                 )
         if self.extraction.second_teacher is not None:
             if self.parallel:
@@ -183,9 +186,15 @@ class BuildSettings:
         """
         entries = self.parallel or []
         paired = self.languages[1:]
-        named = [language_file(entry) for entry in entries]
         if not entries:
             return {}
+        for entry in entries:
+            if has_empty_side(entry):
+                raise SettingsError(
+                    f"--parallel {entry}: give LANG=FILE (e.g. de=en-de.tsv) or a plain FILE; one side of its = is "
+                    "empty."
+                )
+        named = [language_file(entry) for entry in entries]
         if any(item is None for item in named) and any(item is not None for item in named):
             raise SettingsError(
                 "--parallel: give every file as LANG=FILE (e.g. de=en-de.tsv) or every file plain (file i pairs "
@@ -230,7 +239,7 @@ class BuildSettings:
         files: dict[str, list[str]] = {}
         seen: set[tuple[int, int] | str] = set()
         for entry in self.second_pass.second_pass_pairs or []:
-            named = language_file(entry)
+            named = None if has_empty_side(entry) else language_file(entry)
             if named is None:
                 raise SettingsError(
                     f"--second-pass-pairs {entry}: give LANG=FILE (e.g. de=en-de.tsv), the language its pairs "
@@ -288,7 +297,9 @@ class BuildSettings:
         return asdict(self)
 
 
-_LANGUAGE_FILE = re.compile(r"([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*)=(.+)", re.DOTALL)
+_LANGUAGE_CODE = r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*"
+_LANGUAGE_FILE = re.compile(rf"({_LANGUAGE_CODE})=(.+)", re.DOTALL)
+_EMPTY_SIDE = re.compile(rf"=.*|{_LANGUAGE_CODE}=\s*", re.DOTALL)
 
 
 def language_file(entry: str) -> tuple[str, str] | None:
@@ -296,6 +307,37 @@ def language_file(entry: str) -> tuple[str, str] | None:
     ``None`` (a plain file)."""
     match = _LANGUAGE_FILE.fullmatch(entry)
     return (match.group(1), match.group(2)) if match else None
+
+
+def has_empty_side(entry: str) -> bool:
+    """Whether a ``LANG=FILE`` entry has nothing on one side of its ``=`` (``de=``, ``=en-de.tsv``)."""
+    return _EMPTY_SIDE.fullmatch(entry) is not None
+
+
+def checked_languages(languages: Any) -> list[str]:
+    """``languages`` checked as a list of distinct language codes (``en``, ``zh-Hant``), stripped, blanks left out.
+
+    Raises:
+        SettingsError: For a string in place of a list, an entry that is not a language code (upper case included:
+            the code lists are lower case), a code given twice, or no code.
+    """
+    if isinstance(languages, str) or not isinstance(languages, list | tuple):
+        raise SettingsError(f"languages must be a list of language codes (e.g. ['en', 'de']), got {languages!r}.")
+    codes = [language.strip() if isinstance(language, str) else language for language in languages]
+    codes = [code for code in codes if code != ""]
+    for code in codes:
+        if not isinstance(code, str) or not re.fullmatch(_LANGUAGE_CODE, code):
+            raise SettingsError(f"languages: {code!r} is not a language code (e.g. en, de, zh-Hant).")
+        primary = re.split(r"[-_]", code, maxsplit=1)[0]
+        if primary != primary.lower():
+            lowered = primary.lower() + code[len(primary) :]
+            raise SettingsError(f"languages: write {code!r} as {lowered!r} (language codes are lower case).")
+    repeated = sorted({code for code in codes if codes.count(code) > 1})
+    if repeated:
+        raise SettingsError(f"languages names {', '.join(repeated)} more than once ({','.join(codes)}).")
+    if not codes:
+        raise SettingsError("languages must name at least one language, e.g. en.")
+    return codes
 
 
 def settings_fields() -> list[tuple[type, Any]]:
