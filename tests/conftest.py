@@ -138,3 +138,17 @@ def described_model(word_module: StaticWordAverage) -> SentenceTransformer:
 
     word_module.metadata = json.loads(json.dumps(DESCRIBED_METADATA))
     return SentenceTransformer(modules=[word_module, Normalize()], device="cpu", model_card_data=StaticModelCardData())
+
+
+@pytest.fixture
+def no_teacher(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the build loads a teacher (model or tokenizer) or runs its pass."""
+    import st_static.pipeline.run as pipeline_module
+    import st_static.stages.extraction as stages_module
+
+    def fail(*args: object, **kwargs: object) -> None:
+        pytest.fail("a teacher was loaded")
+
+    monkeypatch.setattr(pipeline_module, "load_teacher_tokenizer", fail)
+    monkeypatch.setattr(stages_module, "load_teacher", fail)
+    monkeypatch.setattr(stages_module, "extract_word_vectors", fail)

@@ -26,19 +26,6 @@ def teacher(tmp_path_factory) -> Path:
     return make_tiny_teacher(tmp_path_factory.mktemp("teacher"))
 
 
-@pytest.fixture
-def no_teacher(monkeypatch) -> None:
-    """Fail the test if the build loads the teacher (model or tokenizer) or runs its pass."""
-    import st_static.pipeline.run as pipeline_module
-
-    def fail(*args, **kwargs):
-        pytest.fail("the teacher was loaded")
-
-    monkeypatch.setattr(pipeline_module, "load_teacher_tokenizer", fail)
-    monkeypatch.setattr(stages_module, "load_teacher", fail)
-    monkeypatch.setattr(stages_module, "extract_word_vectors", fail)
-
-
 def binary_file(path: Path) -> Path:
     path.write_bytes(os.urandom(20_000))  # random bytes: almost no line is UTF-8
     return path
@@ -80,7 +67,7 @@ def make_extra_pairs(tmp_path: Path, kind: str) -> Path:
 def test_extra_pairs_are_checked_before_the_teacher_like_parallel_files(teacher, tmp_path, no_teacher, kind, message):
     extra = make_extra_pairs(tmp_path, kind)
     result = runner.invoke(app, extra_pairs_arguments(teacher, tmp_path, extra))
-    assert_one_error_line(result, "error: extra pairs (de): ")
+    assert_one_error_line(result, f"error: --extra-pairs de={extra}: ")
     assert message in result.output
     assert not (tmp_path / "m").exists()
 
@@ -159,7 +146,7 @@ def test_a_pair_file_without_a_full_pair_is_refused_before_the_teacher(teacher, 
     parallel.write_text("en\tother\n" + "a\t\n" * 12, encoding="utf-8")
     arguments = ["build", "--teacher", str(teacher), "--parallel", str(parallel), "--languages", "en,de"]
     result = runner.invoke(app, [*arguments, "--out", str(tmp_path / "m"), "--dim", "8"])
-    assert_one_error_line(result, "error: en-de.tsv: only 0 translation pair(s) have text on both sides for de")
+    assert_one_error_line(result, f"error: --parallel {parallel}: only 0 translation pair(s) have text on both sides")
 
 
 @pytest.fixture

@@ -322,7 +322,7 @@ def check_pair_file(path: str | os.PathLike[str], name: str) -> None:
 
     Args:
         path: The TSV file (a header, then ``first-language<TAB>other`` per line).
-        name: How messages name it (e.g. ``"extra pairs (ja)"``); each message starts with it.
+        name: How messages name it (e.g. ``"--extra-pairs ja=FILE"``); each message starts with it.
 
     Raises:
         CorpusError: If it is missing, not a regular file, empty, UTF-16, JSON or mostly not UTF-8.

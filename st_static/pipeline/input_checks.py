@@ -7,9 +7,7 @@ with one message instead of after the teacher pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from st_static.data_files import read_translation_pairs
 from st_static.extraction.corpus import (
     MIN_CORPUS_SENTENCES,
     CorpusError,
@@ -56,15 +54,17 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
 
     Raises:
         CorpusError, DataFormatError, PairSourceError: For an input the build cannot use.
+        SettingsError: For languages beyond the first without ``--parallel`` files to learn them from.
     """
     parallel_files = settings.parallel_files()
     pair_files = [path for paths in parallel_files.values() for path in paths]
     if corpus is None and not pair_files:
         raise CorpusError("A corpus is needed: give --corpus FILE (one sentence per line) and/or --parallel files.")
+    _check_paired_languages(settings, parallel_files)
     report = check_corpus(corpus, name=corpus_name(corpus)) if corpus is not None else None  # sizes and encoding
-    for path in pair_files:  # readable text, then a header and rows of at least two columns
-        check_corpus(path, name=Path(path).name, min_sentences=1, kind="Translation-pair file")
-        read_translation_pairs(path)
+    for language, files in parallel_files.items():  # readable text, then a header and rows of at least two columns
+        for path in files:
+            check_pair_file(path, _parallel_entries(settings, language, [path]))
     paths = corpus_paths(corpus) if corpus is not None else []
     corpus_filtered = check_corpus_sources(paths, source_filter)
     extra = list((settings.extra_pairs or {}).values())
@@ -78,13 +78,13 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
                 f"least {MIN_CORPUS_SENTENCES} are needed. Loosen the patterns or add corpus files."
             )
     for language, files in parallel_files.items():
-        _check_pair_count(language, files, source_filter)
-    if settings.training_leave_out_sources:  # the rows the contrastive training reads
-        training_filter = SourceFilter.for_training(settings)
+        _check_pair_count(_parallel_entries(settings, language, files), language, files, source_filter)
+    training_filter = SourceFilter.for_training(settings)  # the pair rows the contrastive training reads
+    if settings.training_leave_out_sources:  # the parallel files' rows checked again, as the training reads them
         try:
             check_pair_sources(parallel_files, training_filter, extra, corpus_paths=paths)
             for language, files in parallel_files.items():
-                _check_pair_count(language, files, training_filter)
+                _check_pair_count(_parallel_entries(settings, language, files), language, files, training_filter)
         except (PairSourceError, CorpusError) as error:
             patterns = ",".join(settings.training_leave_out_sources)
             raise type(error)(
@@ -98,27 +98,63 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
         except CorpusError as error:
             raise CorpusError(f"passages: {error}") from None
     for language, path in (settings.extra_pairs or {}).items():  # read after the teacher pass: checked now
-        check_pair_file(path, f"extra pairs ({language})")
+        entry = f"--extra-pairs {language}={path}"
+        check_pair_file(path, entry)
+        _check_pair_count(entry, language, [path], training_filter, minimum=1)  # a few dictionary words may do
     for language, files in settings.second_pass_files().items():  # read after the refinement: checked now
-        for path in files:
-            check_pair_file(path, f"second-pass pairs ({language})")
-        try:
-            _check_pair_count(language, files, SourceFilter.for_training(settings))
-        except CorpusError as error:
-            raise CorpusError(f"The second contrastive pass's pairs (--second-pass-pairs): {error}") from None
+        entries = [f"--second-pass-pairs {language}={path}" for path in files]
+        for path, entry in zip(files, entries, strict=True):
+            check_pair_file(path, entry)
+        _check_pair_count(
+            f"The second contrastive pass's pairs ({' '.join(entries)})", language, files, training_filter
+        )
     return InputSizes(corpus_sentences=sentences)
 
 
-def _check_pair_count(language: str, paths: list[str], source_filter: SourceFilter) -> None:
-    """Refuse a paired language whose files give fewer than :data:`MIN_PAIRS` pairs with text on both sides."""
-    usable = sum(len(read_pairs(path, source_filter)) for path in paths)
-    if usable >= MIN_PAIRS:
+def _check_paired_languages(settings: BuildSettings, parallel_files: dict[str, list[str]]) -> None:
+    """Refuse languages beyond the first without ``--parallel`` files: a table built from the corpus alone learns
+    the first language only, while its metadata (and ``st-static evaluate``) would claim the others too."""
+    if len(settings.languages) < 2 or parallel_files:
         return
-    names = ", ".join(Path(path).name for path in paths)
+    first, others = settings.languages[0], settings.languages[1:]
+    raise SettingsError(
+        f"--languages {','.join(settings.languages)} names {', '.join(others)} but no --parallel file pairs "
+        f"{first} with {'it' if len(others) == 1 else 'them'}: a table built from the corpus alone learns {first} "
+        f"only. Give --parallel LANG=FILE ({first} first) for {', '.join(others)}, or --languages {first}."
+    )
+
+
+def _parallel_entries(settings: BuildSettings, language: str, paths: list[str]) -> str:
+    """The ``--parallel`` options that gave ``paths`` (of ``language``), as written: ``LANG=FILE`` or a plain FILE."""
+    named = set(settings.parallel or [])
+    return " ".join(
+        f"--parallel {language}={path}" if f"{language}={path}" in named else f"--parallel {path}" for path in paths
+    )
+
+
+def _check_pair_count(
+    name: str, language: str, paths: list[str], source_filter: SourceFilter, minimum: int = MIN_PAIRS
+) -> None:
+    """Refuse pair files of ``language`` that give fewer than ``minimum`` pairs with text on both sides.
+
+    Args:
+        name: How the message names the files (the options that gave them); it starts the message.
+        language: The language the files pair with the first one.
+        paths: The files, read through ``source_filter``.
+        source_filter: The filter of the rows the build reads.
+        minimum: The fewest usable pairs.
+
+    Raises:
+        CorpusError: If the files give fewer.
+    """
+    usable = sum(len(read_pairs(path, source_filter)) for path in paths)
+    if usable >= minimum:
+        return
     kept = f", of the rows {source_filter.describe()} keeps," if source_filter.active else ""
     raise CorpusError(
-        f"{names}: only {usable} translation pair(s){kept} have text on both sides for {language}; at least "
-        f"{MIN_PAIRS} are needed (rows whose first or second column is empty are left out)."
+        f"{name}: only {usable} translation pair(s){kept} have text on both sides for {language}; at least "
+        f"{minimum} {'is' if minimum == 1 else 'are'} needed (rows whose first or second column is empty are left "
+        "out)."
     )
 
 
