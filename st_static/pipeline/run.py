@@ -185,10 +185,10 @@ def _check_inputs(build: Build) -> None:
     """Refuse unusable inputs before any heavy work: files, teachers, prompt, dimensions, wordfreq."""
     settings, corpus = build.settings, build.corpus
     logger.info("Teacher prompt: %r.", settings.extraction.prompt)
-    if settings.extraction.second_teacher is not None:
+    sizes = check_input_files(settings, corpus, SourceFilter.of(settings.keep_sources, settings.leave_out_sources))
+    if settings.extraction.second_teacher is not None:  # files first: they are checked before any teacher loads
         load_teacher_tokenizer(settings.extraction.second_teacher)  # a missing second teacher fails now too
         logger.info("Second teacher prompt: %r.", settings.extraction.second_teacher_prompt)
-    sizes = check_input_files(settings, corpus, SourceFilter.of(settings.keep_sources, settings.leave_out_sources))
     teacher_tokenizer = load_teacher_tokenizer(settings.extraction.teacher)  # a missing teacher fails now
     check_prompt_length(settings.extraction, teacher_tokenizer)
     check_dimensions(settings, teacher_dimension(settings.extraction.teacher), sizes)
