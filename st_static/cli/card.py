@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -33,15 +34,25 @@ def card(
 ) -> None:
     """Regenerate DIR/README.md so it describes the weights, metadata and evaluation.json in the folder."""
     from st_static.files import check_file_destination
+    from st_static.hub.push import check_repo_id
     from st_static.model.save_load import load_model, model_folder_inputs
-    from st_static.model_card import write_model_card
+    from st_static.model_card import CARD_FILE_NAME, read_evaluation, write_model_card
     from st_static.model_card.evaluation_table import EVALUATION_FILE_NAME
 
+    if not os.path.lexists(folder):  # a Hub id would load from the cache, and its card go to a new local folder
+        raise fail(f"{folder}: no such model folder (DIR is a saved model's folder on this machine, not a Hub id).")
     if output is not None:  # before any work: the card reads the folder's files and --speed-corpus
         read = [*model_folder_inputs(folder), folder / EVALUATION_FILE_NAME, speed_corpus]
         check_file_destination(output, inputs=read, what="--output file")
+    if model_id is not None:
+        check_repo_id(model_id, "--model-id")
     if teacher_speed is not None and not (math.isfinite(teacher_speed) and teacher_speed > 0):
         raise fail(f"--teacher-speed must be a positive number of sentences/s, got {teacher_speed}.")
+    card_file = folder / CARD_FILE_NAME
+    if card_file.is_dir() and not card_file.is_symlink():  # the card replaces a file or a link, never a folder
+        raise fail(f"{card_file} is a folder; the card is written there: move the folder away, then run card again.")
+    if (folder / EVALUATION_FILE_NAME).is_file():  # before --speed-corpus records anything in the folder
+        read_evaluation(folder / EVALUATION_FILE_NAME)
     if speed_corpus is not None:
         _measure_and_record_speed(folder, speed_corpus, speed_sentences, teacher_speed)
     readme = write_model_card(load_model(folder), folder, model_id=model_id, build_command=build_command, output=output)

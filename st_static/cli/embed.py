@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from st_static.cli.app import command
+from st_static.cli.app import command, fail
 
 
 @command(resume="the finished shards are kept: run the same command again to continue after the last one")
@@ -59,6 +59,8 @@ def embed(
     """
     from st_static.collections.job import embed_files
 
+    if not model.strip():  # else read as the current folder
+        raise fail("MODEL is empty: give a static model folder or a Hub repo id.")
     result = embed_files(
         model,
         inputs,

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from st_static.cli.app import command
+from st_static.cli.app import command, fail
 
 
 @command()
@@ -18,6 +18,8 @@ def info(model: str = typer.Argument(..., help="Model folder or Hub repo id.")) 
     """
     from st_static.model.save_load import load_model
 
+    if not model.strip():
+        raise fail("MODEL is empty: give a static model folder or a Hub repo id.")
     loaded = load_model(model)  # every check a load runs: what info calls sound, loads
     module = loaded[0]
     config = module.get_config_dict()

@@ -39,7 +39,7 @@ def push(
             token=token,
             commit_message=commit_message,
         )
-    except (PushRefusedError, HubUploadError, ValueError) as error:  # ValueError: a malformed repo id
+    except (PushRefusedError, HubUploadError, ValueError) as error:  # RepoIdError (a ValueError): a malformed id
         raise fail(str(error)) from error
     report = result.report
     hashes = (

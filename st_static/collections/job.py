@@ -25,6 +25,7 @@ from st_static.collections.encoding import (
     vector_dim,
 )
 from st_static.collections.inputs import (
+    DEFAULT_COLUMN,
     TABULAR_FORMATS,
     InputError,
     InputFile,
@@ -127,15 +128,18 @@ def embed_files(
         An :class:`EmbedResult`. Read the vectors back with :class:`st_static.collections.EmbeddingsFolder`.
 
     Raises:
-        InputError: A missing, empty or unreadable input, a missing column, a row that is not UTF-8 or not in its
-            format (naming the file and line); the shards written before it stay valid.
+        InputError: A missing, empty or unreadable input, one named twice, a missing column, a row that is not UTF-8
+            or not in its format (naming the file and line); the shards written before it stay valid.
         EmbeddingsFolderError: ``output_dir`` holds a run with other arguments (or inputs changed since).
         UnsafeDestinationError: ``output_dir`` is not a place to write the shards to.
         OptionError: A bad option, or (``engine="ray"``) a cluster that cannot be reached or inputs Ray cannot
             read twice.
     """
     files = resolve_inputs([inputs] if isinstance(inputs, str | os.PathLike) else list(inputs), input_format)
-    _check_options(files, column, id_column, output_format, precision, truncate_dim, shard_size, workers, engine)
+    _check_options(
+        files, column, id_column, output_format, precision, truncate_dim, shard_size, workers, engine, address
+    )
+    _check_distinct(files)
     if engine == "ray":  # before the model loads: a missing Ray or an unreachable cluster fails at once
         from st_static.collections.ray_engine import check_ray
 
@@ -149,7 +153,7 @@ def embed_files(
     arguments = {
         "model": {"name": model_name(model), "sha256": model_fingerprint(loaded)},
         "inputs": [_describe_input(item) for item in files],
-        "column": (column or "text") if tabular else None,
+        "column": (DEFAULT_COLUMN if column is None else column) if tabular else None,
         "id_column": id_column,
         "precision": precision,
         "truncate_dim": truncate_dim,
@@ -252,6 +256,7 @@ def _check_options(
     shard_size: int,
     workers: int,
     engine: str,
+    address: str | None,
 ) -> None:
     if precision not in PRECISIONS:
         raise OptionError(f"Unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}.")
@@ -259,6 +264,8 @@ def _check_options(
         raise OptionError(f"Unknown output format {output_format!r}; choose one of {', '.join(OUTPUT_FORMATS)}.")
     if engine not in ENGINES:
         raise OptionError(f"Unknown engine {engine!r}; choose one of {', '.join(ENGINES)}.")
+    if address is not None and engine != "ray":  # else the run would be local, the cluster silently ignored
+        raise OptionError(f"--address {address!r} names a Ray cluster: it needs --engine ray.")
     if engine == "ray" and any(item.is_stream for item in files):
         raise OptionError(
             "--engine ray reads the inputs twice (to plan the shards, then on the workers): standard input or a pipe "
@@ -277,6 +284,27 @@ def _check_options(
             f"--column and --id-column name columns of JSONL, CSV/TSV and Parquet inputs; {text_files[0]} is a text "
             "file (a text a line, named by its line number)."
         )
+
+
+def _check_distinct(files: Sequence[InputFile]) -> None:
+    """Refuse a file named twice, under any spelling or link: its rows would be embedded twice, under the same names
+    (a pipe named twice would be read empty the second time)."""
+    seen: dict[tuple[int, int], str] = {}
+    for item in files:
+        if item.is_stdin:  # named twice is refused by resolve_inputs
+            continue
+        try:
+            info = os.stat(os.path.expanduser(item.name))
+        except OSError:  # reported when it is read
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in seen:
+            also = "" if seen[key] == item.name else f" (also as {seen[key]})"
+            raise InputError(
+                f"{item.name} is given twice{also}: name each input once (its rows would be embedded twice, under the "
+                "same row names)."
+            )
+        seen[key] = item.name
 
 
 def _check_output(output_dir: str | os.PathLike[str], files: Sequence[InputFile], model: ModelLike) -> Path:

@@ -62,7 +62,7 @@ class RowReader:
         stdin: BinaryIO | None = None,
     ) -> None:
         self.inputs = list(inputs)
-        self.column = column or DEFAULT_COLUMN
+        self.column = DEFAULT_COLUMN if column is None else column  # "" names a column (pandas' index)
         self.id_column = id_column
         self.stdin = stdin
         self.stream_digests: dict[int, str] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from huggingface_hub import HfApi, get_token
+from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from st_static.errors import StStaticError
 from st_static.hub.bare_load import BareLoadError, bare_encode
@@ -70,6 +72,15 @@ class HubUploadError(StStaticError, RuntimeError):
     """The Hub could not be reached or refused the upload (the cause is chained)."""
 
 
+_BAD_BRANCH = re.compile(r"^$|[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^/|/$|\.$|^@$|(^|/)\.|\.lock(/|$)")
+"""What git refuses in a branch name (``git check-ref-format``): an empty name, spaces, control and special
+characters, ``..``, ``@{``, empty parts, a part starting with ``.`` or ending with ``.lock``, a ``.`` at the end."""
+
+
+class RepoIdError(StStaticError, ValueError):
+    """A Hub repo id that is not of the form ``org/name`` the Hub accepts."""
+
+
 class PushRefusedError(StStaticError, ValueError):
     """The folder failed a check before upload; the message lists every problem and its fix."""
 
@@ -78,6 +89,31 @@ class PushRefusedError(StStaticError, ValueError):
         self.problems = problems
         listed = "\n".join(f"  - {problem}" for problem in problems)
         super().__init__(f"refusing to push {folder}:\n{listed}")
+
+
+def check_repo_id(repo_id: str, what: str = "The repo id") -> str:
+    """Return ``repo_id`` if it is a Hub model repo id ``org/name`` that huggingface_hub accepts.
+
+    Args:
+        repo_id: The id to check.
+        what: How messages name it (e.g. ``--model-id``).
+
+    Raises:
+        RepoIdError: Naming ``what``, the id and the rules.
+    """
+    valid = isinstance(repo_id, str) and repo_id.count("/") == 1 and all(repo_id.split("/"))
+    if valid:
+        try:
+            validate_repo_id(repo_id)
+        except HFValidationError:
+            valid = False
+    if not valid:
+        raise RepoIdError(
+            f"{what} must be a Hub repo id of the form org/name (ASCII letters, digits, '-', '_' and '.'; neither "
+            f"part starting or ending with '-' or '.'; no '--' or '..'; no '.git' at the end; at most 96 characters), "
+            f"got {repo_id!r}."
+        )
+    return repo_id
 
 
 @dataclass(frozen=True)
@@ -141,10 +177,18 @@ def _check_staged(folder: Path, staged: Path, plan: UploadPlan, repo_id: str | N
         problems.append("modules.json is missing (an interrupted save?): re-save the model")
     problems.extend(_local_path_problems(folder, staged, module.metadata))
     readme = staged / CARD_FILE_NAME
-    card = readme.read_text(encoding="utf-8") if readme.is_file() else None
-    if card is None:
+    card: str | None = None
+    if not readme.is_file():
         problems.append(f"{CARD_FILE_NAME} (the model card) is missing: generate it with `st-static card {folder}`")
     else:
+        try:
+            card = readme.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            problems.append(
+                f"{CARD_FILE_NAME} (the model card) is not UTF-8 text ({error.reason} at byte {error.start + 1}): "
+                f"{regenerate}"
+            )
+    if card is not None:
         card_sha = card_weights_sha256(card)
         if card_sha is not None and card_sha != file_sha256(staged / WEIGHTS_FILE_NAME):
             problems.append(f"the card was generated for other weights than {WEIGHTS_FILE_NAME}: {regenerate}")
@@ -297,15 +341,28 @@ def push_folder(
         The repo id, the commit URL and the check report.
 
     Raises:
-        ValueError: If ``repo_id`` is not ``org/name``.
-        PushRefusedError: If there is no token or a check fails; nothing is uploaded.
+        RepoIdError: If ``repo_id`` is not a Hub repo id ``org/name`` (a ``ValueError``).
+        PushRefusedError: If there is no token, ``token`` is empty, ``revision`` is not a branch name, or a check
+            fails; nothing is uploaded.
         HubUploadError: If the Hub cannot be reached or refuses the upload.
     """
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ValueError(f"Expected a repo id of the form org/name, got {repo_id!r}.")
+    check_repo_id(repo_id)
+    if token is not None and not token.strip():
+        raise PushRefusedError(
+            folder, ["--token is empty: pass a Hub token, or leave it out to use HF_TOKEN or `hf auth login`"]
+        )
     if token is None and get_token() is None:
         raise PushRefusedError(
             folder, ["no Hugging Face token: pass --token, set HF_TOKEN or log in with `hf auth login`"]
+        )
+    if revision is not None and _BAD_BRANCH.search(revision):
+        raise PushRefusedError(
+            folder,
+            [
+                f"--revision {revision!r} is not a branch name git accepts: give a non-empty name without spaces, "
+                "control characters, ~ ^ : ? * [ \\, '..', '@{' or empty parts, no part starting with '.' or ending "
+                "with '.lock', and no '.' at the end (e.g. v1 or release/2024-06)"
+            ],
         )
     with _staged_upload(Path(folder)) as (staged, plan):
         report = _check_staged(Path(folder), staged, plan, repo_id)

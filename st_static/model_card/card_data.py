@@ -363,7 +363,8 @@ def write_model_card(
     Args:
         model: The loaded static model whose files are in ``folder``.
         folder: The saved model's folder (the card describes its weights and ``evaluation.json``).
-        model_id: Hub id shown in the usage snippets; defaults to the one in the current card, if any.
+        model_id: Hub id shown in the usage snippets; defaults to the one in the current card, if any (in a current
+            card that is not UTF-8 text, its other bytes are replaced first).
         build_command: The command that built the model, if the metadata lacks it.
         output: Also write the card to this file (e.g. ``hub_cards/NAME.md``).
 
@@ -375,8 +376,8 @@ def write_model_card(
     """
     folder = Path(folder)
     readme = folder / CARD_FILE_NAME
-    if model_id is None and readme.is_file():
-        known = card_model_ids(readme.read_text(encoding="utf-8")) - {MODEL_ID_PLACEHOLDER}
+    if model_id is None and readme.is_file():  # a card that is not UTF-8: its bad bytes replaced
+        known = card_model_ids(readme.read_text(encoding="utf-8", errors="replace")) - {MODEL_ID_PLACEHOLDER}
         model_id = next(iter(known)) if len(known) == 1 else None
     if (folder / EVALUATION_FILE_NAME).is_file():
         read_evaluation(folder / EVALUATION_FILE_NAME)
