@@ -152,3 +152,11 @@ def no_teacher(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline_module, "load_teacher_tokenizer", fail)
     monkeypatch.setattr(stages_module, "load_teacher", fail)
     monkeypatch.setattr(stages_module, "extract_word_vectors", fail)
+
+
+@pytest.fixture(scope="module")
+def teacher_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny WordPiece teacher saved as a Sentence Transformers folder (one per test module)."""
+    from .teachers import make_tiny_teacher
+
+    return make_tiny_teacher(tmp_path_factory.mktemp("wordpiece"))

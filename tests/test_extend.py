@@ -23,7 +23,7 @@ from st_static.model.tokenization import add_words, addable_words, build_word_to
 from st_static.teachers import TeacherError
 
 from .conftest import ADVERSARIAL_TEXTS, FALLBACK_TEXTS, with_fallback
-from .teachers import TINY_CORPUS, make_tiny_teacher
+from .teachers import TINY_CORPUS
 from .test_pieces import morphology_model
 
 TABLE_WORDS = list(dict.fromkeys(word for sentence in TINY_CORPUS for word in sentence.split()))
@@ -38,11 +38,6 @@ DOCUMENTS = [
 NEW_WORDS = ["zebra", "quokka"]
 """The words of :data:`DOCUMENTS` the table lacks that occur at least twice (``2024`` is a number)."""
 TEXTS = ["the zebra sat", "a quokka and a dog", "Zebra!", "the cat sat on the mat", *FALLBACK_TEXTS]
-
-
-@pytest.fixture(scope="module")
-def teacher_folder(tmp_path_factory) -> Path:
-    return make_tiny_teacher(tmp_path_factory.mktemp("wordpiece"))
 
 
 @pytest.fixture(scope="module")

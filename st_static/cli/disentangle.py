@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -60,23 +61,33 @@ def disentangle(
     new table gives each text its meaning part, as fast as before, in every library that reads the old one. Takes a
     few minutes on a CPU for 100,000 pairs.
     """
-    from st_static.extraction.pair_sources import SourceFilter
+    from st_static.extraction.corpus import check_pair_file
+    from st_static.extraction.pair_sources import SourceFilter, check_pair_sources
     from st_static.files import check_destination
     from st_static.model.save_load import holds_st_static_output, load_model, save_model
-    from st_static.settings import check_device, language_file
+    from st_static.settings import SettingsError, check_device, language_file
     from st_static.stages.base import distinct_file_names
     from st_static.training.disentangle import check_disentangle_settings, read_disentangle_pairs
     from st_static.training.meaning_fold import check_disentangle_model, disentangle_table
 
     check_device(device)
+    if constraints not in DISENTANGLE_CONSTRAINTS:
+        raise SettingsError(f"--constraints must be one of {', '.join(DISENTANGLE_CONSTRAINTS)}, got {constraints!r}.")
+    if not 0 <= language_weight < math.inf:
+        raise SettingsError(f"--language-weight must be a finite number >= 0, got {language_weight!r}.")
     check_disentangle_settings(constraints, language_weight, max_epochs=max_epochs)
+    source_filter = SourceFilter.of(
+        _globs(keep_sources, "--keep-sources"), _globs(leave_out_sources, "--leave-out-sources")
+    )
     files = [named[1] if (named := language_file(entry)) else entry for entry in parallel]
     inputs = [*([model] if Path(model).exists() else []), *files]
     check_destination(out, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     loaded = load_model(model)
     check_disentangle_model(loaded)
     pair_files = _pair_files(parallel, loaded)
-    source_filter = SourceFilter.of(_globs(keep_sources), _globs(leave_out_sources))
+    for entry, path in zip(parallel, files, strict=True):  # missing, a folder, empty, binary: refused by name
+        check_pair_file(path, f"--parallel {entry}")
+    check_pair_sources(pair_files, source_filter)  # a filter needs .source.txt files, and must leave every language
     pivot = loaded[0].metadata.languages[0]
     pairs = read_disentangle_pairs(pair_files, pivot, source_filter)
     folded, result = disentangle_table(
@@ -120,5 +131,17 @@ def _pair_files(entries: list[str], model: SentenceTransformer) -> dict[str, lis
     return BuildSettings(parallel=entries, languages=languages).parallel_files()
 
 
-def _globs(text: str | None) -> list[str] | None:
-    return [part.strip() for part in text.split(",") if part.strip()] if text else None
+def _globs(text: str | None, option: str) -> list[str] | None:
+    """The comma-separated globs of ``option`` (``None`` when it is not given).
+
+    Raises:
+        SettingsError: If it is given but names no glob (``","``).
+    """
+    from st_static.settings import SettingsError
+
+    if text is None or not text.strip():
+        return None
+    globs = [part.strip() for part in text.split(",") if part.strip()]
+    if not globs:  # "," names nothing: refused rather than read as the option left out (as st-static build does)
+        raise SettingsError(f"{option} {text!r} names no source glob: give comma-separated globs, or leave it out.")
+    return globs

@@ -56,7 +56,9 @@ def extend(
     from st_static.model.save_load import holds_st_static_output, load_model, save_model
     from st_static.pipeline.extend_api import extend as extend_model
     from st_static.pipeline.extend_api import extend_inputs
+    from st_static.settings import check_device
 
+    check_device(device)
     inputs = extend_inputs(model, corpus, teacher)
     check_destination(out, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     loaded = load_model(model)

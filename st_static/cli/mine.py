@@ -68,7 +68,7 @@ def _load(
 def neighbours(
     inputs: InputsArgument,
     output: Annotated[Path, typer.Option("--output", "-o", help="Parquet file of (row, neighbour) pairs.")],
-    k: Annotated[int, typer.Option("-k", help="Neighbours per row.")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, help="Neighbours per row.")] = 10,
     model: ModelOption = None,
     column: ColumnOption = None,
     id_column: IdColumnOption = None,
@@ -91,8 +91,10 @@ def neighbours(
 def dedup(
     inputs: InputsArgument,
     output: Annotated[Path, typer.Option("--output", "-o", help="Parquet file of the near-duplicate groups.")],
-    threshold: Annotated[float, typer.Option(help="Cosine similarity from which two rows are near-duplicates.")] = 0.9,
-    k: Annotated[int, typer.Option("-k", help="Neighbours searched per row (pairs come from them).")] = 10,
+    threshold: Annotated[
+        float, typer.Option(min=-1.0, max=1.0, help="Cosine similarity from which two rows are near-duplicates.")
+    ] = 0.9,
+    k: Annotated[int, typer.Option("-k", min=1, help="Neighbours searched per row (pairs come from them).")] = 10,
     pairs: Annotated[
         Path | None,
         typer.Option(help="Also write the near-duplicate pairs (id, text, other_id, other_text, similarity) here."),

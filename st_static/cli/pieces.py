@@ -34,10 +34,9 @@ def pieces(
     (README, "Words the table lacks").
     """
     from st_static.extraction.pieces import add_piece_rows
-    from st_static.extraction.teacher_model import load_teacher_tokenizer
+    from st_static.extraction.teacher_model import load_given_or_recorded_teacher, load_teacher_tokenizer
     from st_static.files import check_destination
     from st_static.model.save_load import LOADED_FROM_ATTRIBUTE, holds_st_static_output, load_model, save_model
-    from st_static.teachers import TeacherError
 
     in_place = Path(model).is_dir() and Path(model).resolve() == output.expanduser().resolve()
     inputs = [] if in_place or not Path(model).exists() else [model]
@@ -45,13 +44,10 @@ def pieces(
         inputs.append(teacher)
     check_destination(output, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
     loaded = load_model(model)
-    name = teacher if teacher is not None else loaded[0].metadata.teacher
-    if not name:
-        raise TeacherError(
-            "The table records no teacher (metadata.teacher); give the teacher whose tokenizer has the pieces "
-            "(--teacher)."
-        )
-    completed, report = add_piece_rows(loaded, load_teacher_tokenizer(name))
+    tokenizer = load_given_or_recorded_teacher(
+        teacher, loaded[0].metadata.teacher, load_teacher_tokenizer, "the teacher whose tokenizer has the pieces"
+    )
+    completed, report = add_piece_rows(loaded, tokenizer)
     storage = getattr(loaded[0], "storage", "float32")
     if storage != "float32":  # a float16 (int8-row, binary) table stays so
         from st_static.compression import quantize

@@ -16,6 +16,7 @@ from st_static.collections.encoding import ModelLike, load_collection_model, tex
 from st_static.collections.folder import EmbeddingsFolder
 from st_static.collections.inputs import (
     STDIN,
+    TABULAR_FORMATS,
     InputError,
     InputFile,
     OptionError,
@@ -67,14 +68,24 @@ def load_collection(
         show_progress_bar: One progress line per stage (``Embedding``; ``Loading vectors``, ``Reading texts``).
 
     Raises:
-        OptionError: Texts without a model, or a folder mixed with other inputs.
+        OptionError: Texts without a model, a folder mixed with other inputs, or a folder with ``model``, ``column``
+            or ``id_column`` (a folder holds its vectors and row names).
         InputError, EmbeddingsFolderError: As reading the inputs or the folder raises them; an InputError too when
-            ``texts`` is ``True`` and a folder's inputs are gone or changed since they were embedded.
+            ``texts`` is ``True`` and a folder's inputs are gone or changed since they were embedded, or when
+            ``column`` or ``id_column`` is given for a text file (which has no columns).
     """
     folders = [item for item in inputs if Path(item).is_dir() and is_embeddings_folder(Path(item))]
     if folders:
         if len(inputs) > 1:
             raise OptionError("Give one embeddings folder, or text inputs (with --model), not both.")
+        options = {"--model": model, "--column": column, "--id-column": id_column}
+        given = [name for name, value in options.items() if value is not None]
+        if given:
+            raise OptionError(
+                f"{folders[0]} is an embeddings folder, which holds its vectors and row names as embedded: "
+                f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for text inputs; leave "
+                f"{'it' if len(given) == 1 else 'them'} out."
+            )
         folder = EmbeddingsFolder(folders[0])
         ids, vectors = folder.load(show_progress_bar=show_progress_bar)
         if texts is False:
@@ -90,6 +101,12 @@ def load_collection(
             "The inputs are texts: give --model to embed them (or give the folder `st-static embed` wrote)."
         )
     files: list[InputFile] = resolve_inputs(list(inputs), input_format)
+    text_files = [item.name for item in files if item.format not in TABULAR_FORMATS]
+    if text_files and (column is not None or id_column is not None):
+        raise InputError(
+            f"--column and --id-column name columns of JSONL, CSV/TSV and Parquet inputs; {text_files[0]} is a text "
+            "file (a text a line, named by its line number)."
+        )
     reader = RowReader(files, column, id_column)
     embed = text_encoder(load_collection_model(model))
     read: list[str] = []

@@ -52,7 +52,8 @@ def import_usearch() -> ModuleType:
 @dataclass
 class Neighbours:
     """Each row's nearest other rows: ``rows[i, j]`` is row ``i``'s ``j+1``-th neighbour (``-1``: none), with cosine
-    ``similarities[i, j]``; rows without a vector direction (all zeros) have none."""
+    ``similarities[i, j]``; rows without a vector direction (all zeros) have none. There are ``k`` columns, or fewer
+    when fewer other rows have a direction (no row could fill more)."""
 
     rows: np.ndarray
     similarities: np.ndarray
@@ -81,15 +82,16 @@ def nearest_neighbours(
         show_progress_bar: Show one progress line per stage (``Indexing`` for an HNSW index, then ``Searching``).
 
     Returns:
-        :class:`Neighbours`, similarities rescored exactly, best first.
+        :class:`Neighbours`, similarities rescored exactly, best first; a ``k`` beyond the other rows gives them all.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise OptionError(f"k must be a positive int, got {k!r}.")
     unit, usable = unit_rows(vectors)
     kept = np.flatnonzero(usable)
     exact = len(kept) <= EXACT_LIMIT if exact is None else exact
-    rows = np.full((len(unit), k), -1, dtype=np.int64)
-    similarities = np.full((len(unit), k), np.nan, dtype=np.float32)
+    columns = min(k, max(len(kept) - 1, 0))  # no row has more neighbours: a huge k allocates nothing more
+    rows = np.full((len(unit), columns), -1, dtype=np.int64)
+    similarities = np.full((len(unit), columns), np.nan, dtype=np.float32)
     if len(kept) < 2:
         return Neighbours(rows, similarities, exact)
     count = min(k + 1, len(kept))
@@ -108,7 +110,7 @@ def nearest_neighbours(
             found = np.where(valid, found, 0)
             scores = np.einsum("rkd,rd->rk", dataset[found], dataset[block])
             scores[~valid] = -np.inf
-            order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+            order = np.argsort(-scores, axis=1, kind="stable")[:, :columns]
             best = np.take_along_axis(scores, order, axis=1)
             ok = np.isfinite(best)
             width = order.shape[1]

@@ -25,6 +25,7 @@ import numpy as np
 from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer
 
+from st_static.errors import StStaticError
 from st_static.extraction.completion import isolated_token_vectors
 from st_static.extraction.extract import extract_word_vectors
 from st_static.extraction.ridge import RidgeMap, mean_cosine
@@ -56,6 +57,10 @@ MIN_KNOWN = 200
 FIT_WORDS = 2000
 """How many of the table's most frequent words are encoded alone when the documents hold too few known words."""
 _SENTENCE_END = re.compile(r"(?<=[.!?\u2026])[\"'\u201d\u2019)\]]*\s+")
+
+
+class ExtendError(StStaticError, ValueError):
+    """The table cannot take the documents' words (too few of its words to map the teacher's space into it)."""
 
 
 @dataclass
@@ -209,7 +214,9 @@ def new_word_rows(
         The new words that got a vector (a word only in sentences the teacher cut short gets none), with their rows.
 
     Raises:
-        ValueError: If ``norm`` is unknown, or no document sentence holds a new word.
+        ValueError: If ``norm`` is unknown.
+        ExtendError: If no document sentence holds a new word, or fewer than 2 of the table's words get a teacher
+            vector to fit the map on.
     """
     if norm not in NORM_CHOICES:
         raise ValueError(f"norm must be one of {', '.join(NORM_CHOICES)}; got {norm!r}.")
@@ -220,7 +227,7 @@ def new_word_rows(
         sentences, new_tokenizer, sentences_per_word=sentences_per_word, max_words=max_words, pca_sample_size=0
     )
     if not selection.sentences:
-        raise ValueError(f"No document sentence of at most {max_words} words holds a new word.")
+        raise ExtendError(f"No document sentence of at most {max_words} words holds a new word.")
     # The teacher reads the new words' sentences only; the known words in them get vectors from the same pass.
     vocabulary = [*words.new, *words.known]
     pass_tokenizer = build_word_tokenizer(vocabulary, teacher_tokenizer=teacher_tokenizer, lowercase=lowercase)
@@ -241,9 +248,10 @@ def new_word_rows(
     target = table[[row_of[word] for word in known_seen]]
     fit_counts = np.array([words.known_counts[word] for word in known_seen], dtype=np.int64)
     report: dict[str, Any] = {"sentences": len(selection.sentences), "known_in_documents": len(known_seen)}
-    if len(known_seen) < min_known:
-        fitted = set(known_seen)
-        alone = [word for word in module.vocabulary[:fit_words] if word not in fitted]
+    fitted = set(known_seen)
+    few = len(known_seen) < min_known
+    alone = [word for word in module.vocabulary[:fit_words] if word not in fitted] if few else []
+    if alone:  # none left when the documents hold every word of a small table
         vectors, encoded = isolated_token_vectors(teacher, alone, prompt=prompt)
         source = np.concatenate([source, vectors[encoded]])
         target = np.concatenate([target, table[[row_of[word] for word, ok in zip(alone, encoded, strict=True) if ok]]])
@@ -255,7 +263,10 @@ def new_word_rows(
             int(encoded.sum()),
         )
     if len(source) < 2:
-        raise ValueError("Too few of the table's words could be encoded to map the teacher's space into the table.")
+        raise ExtendError(
+            f"The teacher gave a vector to {len(source)} of the table's {module.num_vocabulary_words} word(s); the map "
+            "into the table's space needs at least 2: extend a table of more words."
+        )
     order = np.random.default_rng(seed).permutation(len(source))
     test, train = order[: int(len(order) * held_out)], order[int(len(order) * held_out) :]
     if len(test) >= 10:

@@ -54,7 +54,7 @@ from st_static.model.tokenization import (
     token_targets,
 )
 from st_static.settings import check_device
-from st_static.teachers import TeacherError, strip_subword_markers
+from st_static.teachers import strip_subword_markers
 from st_static.tensors import to_numpy
 
 logger = logging.getLogger(__name__)
@@ -69,6 +69,8 @@ EMPTY_TEXT_LARGEST_ENTRY = 2.0**-26
 ``SentenceTransformer(folder).half()`` holds zero there, and a text with nothing else (``" "``, an unknown emoji)
 gets the empty text's ``Dense`` bias alone, which points the same way (:mod:`st_static.model.empty_text`), instead of
 a row that float16 rounded to a step or two in a random direction."""
+MIN_WORDS = 10
+"""The fewest vocabulary words a table needs to map the teacher's space into it."""
 FIT_WORDS = 5000
 """Vocabulary words (spread evenly over the rows) whose teacher vectors fit the map into the table's space."""
 
@@ -112,14 +114,14 @@ def fallback_characters(module: StaticWordAverage, teacher_tokenizer: Tokenizer)
 def _load_recorded_teacher(
     teacher: str | os.PathLike[str] | None, module: StaticWordAverage, device: str | None
 ) -> SentenceTransformer:
-    from st_static.extraction.teacher_model import load_teacher
+    from st_static.extraction.teacher_model import load_given_or_recorded_teacher, load_teacher
 
-    name = teacher if teacher is not None else module.metadata.teacher
-    if not name:
-        raise TeacherError(
-            "The table records no teacher (metadata.teacher); give the teacher it was distilled from (--teacher)."
-        )
-    return load_teacher(name, device=device)
+    return load_given_or_recorded_teacher(
+        teacher,
+        module.metadata.teacher,
+        lambda name: load_teacher(name, device=device),
+        "the teacher it was distilled from",
+    )
 
 
 def fallback_rows(
@@ -146,13 +148,10 @@ def fallback_rows(
         ``(rows, report)``: ``(1 + len(characters), dim)`` float32 rows and what was measured.
 
     Raises:
-        ValueError: If the table has fewer than 10 vocabulary words to fit the map on.
+        FallbackRowsError: If the table has fewer than :data:`MIN_WORDS` vocabulary words to fit the map on.
     """
     words = module.vocabulary
-    if len(words) < 10:
-        raise ValueError(
-            f"Fallback rows need at least 10 vocabulary words to map the teacher's space, got {len(words)}."
-        )
+    check_takes_fallback_rows(module, [])
     table = to_numpy(module.word_vectors.detach().float())[: len(words)]
     sample = np.unique(np.linspace(0, len(words) - 1, min(fit_words, len(words))).round().astype(np.int64))
     texts = [words[row] for row in sample] + ["", *characters]
@@ -187,19 +186,27 @@ def scale_fallback_rows(empty: np.ndarray, characters: np.ndarray, word_norm: fl
 
 
 class FallbackRowsError(StStaticError, ValueError):
-    """The model cannot take fallback rows as it is (an unfolded ensemble whose members know different words)."""
+    """The model cannot take fallback rows as it is (too few words, or an unfolded ensemble whose members know
+    different words)."""
 
 
 def check_takes_fallback_rows(module: StaticWordAverage, rest: list[torch.nn.Module]) -> None:
-    """Refuse an unfolded ensemble in which a member lacks some of the table's words.
+    """Refuse a table of fewer than :data:`MIN_WORDS` vocabulary words (too few to map the teacher's space into it),
+    and an unfolded ensemble in which a member lacks some of the table's words.
 
     Its ``BlockNormalize`` scales each member's block to unit length, so the tiny fallback rows would give a member
     that knows none of a text's words a vector at full weight (a text keeps its own vector only if every member
     knows one of its words). A folded ensemble (a plain table ending with ``Normalize``) takes them.
 
     Raises:
-        FallbackRowsError: Naming the number of words a member lacks and the fix (fold the ensemble first).
+        FallbackRowsError: Naming the number of words, or the number a member lacks and the fix (fold the ensemble
+            first).
     """
+    if module.num_vocabulary_words < MIN_WORDS:
+        raise FallbackRowsError(
+            f"Fallback rows need at least {MIN_WORDS} vocabulary words to map the teacher's space, got "
+            f"{module.num_vocabulary_words}."
+        )
     block_dims = next((getattr(later, "block_dims", None) for later in rest if hasattr(later, "block_dims")), None)
     if block_dims is None:
         return
@@ -247,8 +254,8 @@ def add_fallback_rows(
     Raises:
         TeacherError: If no teacher is given and the table records none, or the teacher cannot be loaded.
         SettingsError: If ``device`` is not a torch device.
-        FallbackRowsError: For an unfolded ensemble whose members know different words
-            (:func:`check_takes_fallback_rows`).
+        FallbackRowsError: For a table of fewer than :data:`MIN_WORDS` words, or an unfolded ensemble whose members
+            know different words (:func:`check_takes_fallback_rows`; checked before the teacher is loaded).
     """
     check_device(device)
     storage = getattr(getattr(model[0], "metadata", None), "quantization", None) if len(model) else None

@@ -29,6 +29,7 @@ from sentence_transformers import SentenceTransformer
 from tokenizers import Tokenizer, models
 
 from st_static.compression.model_parts import float_pipeline, rebuild
+from st_static.errors import StStaticError
 from st_static.extraction.ridge import mean_cosine
 from st_static.model.languages import is_spaceless_token
 from st_static.model.metadata import PiecesRecord
@@ -57,7 +58,13 @@ RIDGE = 1.0
 """The ridge penalty on the piece rows, relative to one equation per vocabulary word (chosen on held-out words)."""
 HELD_OUT = 0.05
 """The share of the vocabulary held out to report how well the pieces predict a word's row."""
+MIN_WORDS = 10
+"""The fewest vocabulary words a table needs for its piece rows to be fitted."""
 _WORD_START_MARKERS = ("\u2581", "\u0120")  # SentencePiece's "▁", byte-level BPE's "Ġ"
+
+
+class PiecesError(StStaticError, ValueError):
+    """The table cannot take piece rows (too few vocabulary words to fit them on)."""
 
 
 def is_word_piece(tokenizer: Tokenizer) -> bool:
@@ -251,11 +258,13 @@ def add_piece_rows(
         (``candidates``, ``pieces`` kept, ``fitted_on`` and the held-out cosines).
 
     Raises:
-        ValueError: If the table has fewer than 10 vocabulary words.
+        PiecesError: If the table has fewer than :data:`MIN_WORDS` vocabulary words.
     """
     module, rest = float_pipeline(model)
-    if module.num_vocabulary_words < 10:
-        raise ValueError(f"Piece rows need at least 10 vocabulary words to fit, got {module.num_vocabulary_words}.")
+    if module.num_vocabulary_words < MIN_WORDS:
+        raise PiecesError(
+            f"Piece rows need at least {MIN_WORDS} vocabulary words to fit, got {module.num_vocabulary_words}."
+        )
     if pieces is None:
         pieces = candidate_pieces(module, teacher_tokenizer)
     candidates = list(pieces)

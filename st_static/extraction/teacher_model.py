@@ -7,7 +7,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -21,9 +21,44 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+LoadedTeacher = TypeVar("LoadedTeacher")
+"""What a teacher loader returns: its tokenizer or its model."""
+
 # Model types some teachers need that older transformers releases lack: the first release that knows each (checked
 # against the PyPI wheels: transformers 5.4.0 has no models/nomic_bert, 5.5.0 has it).
 MODEL_TYPE_RELEASES: dict[str, str] = {"nomic_bert": "5.5.0"}
+
+
+def load_given_or_recorded_teacher(
+    teacher: str | os.PathLike[str] | None,
+    recorded: str | None,
+    load: Callable[[str | os.PathLike[str]], LoadedTeacher],
+    use: str,
+) -> LoadedTeacher:
+    """``load`` of ``teacher`` (given with ``--teacher``), else of the teacher a table records; errors say which.
+
+    Args:
+        teacher: The teacher given, or ``None`` to read the recorded one.
+        recorded: The table's ``metadata.teacher``.
+        load: Loads a teacher by name (the tokenizer alone, or the model).
+        use: The teacher the command needs, for the messages (``"the teacher it was distilled from"``).
+
+    Raises:
+        TeacherError: If no teacher is given or recorded, or it cannot be loaded (named as ``--teacher`` or as the
+            recorded one).
+    """
+    name = teacher if teacher is not None else recorded
+    if not name:
+        raise TeacherError(f"The table records no teacher (metadata.teacher); give {use} (--teacher).")
+    try:
+        return load(name)
+    except TeacherError as error:
+        if teacher is not None:
+            raise TeacherError(f"--teacher {teacher}: {error}") from error
+        raise TeacherError(
+            f"{error} That is the teacher the table records (metadata.teacher): give it with --teacher (its Hub id, "
+            "alias or folder)."
+        ) from error
 
 
 def load_teacher_tokenizer(name_or_path: str | os.PathLike[str]) -> Tokenizer:
