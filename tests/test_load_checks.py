@@ -271,6 +271,14 @@ def test_info_on_a_folder_without_modules_json_is_an_error(folder):
     ]
 
 
+def test_info_on_a_folder_whose_modules_json_is_a_folder_is_one_error_line(folder):
+    (folder / "modules.json").unlink()
+    (folder / "modules.json").mkdir()
+    result = CliRunner().invoke(app, ["info", str(folder)])
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines() == [f"error: {folder}: modules.json cannot be read (Is a directory)."]
+
+
 def test_info_prints_a_complete_model(folder):
     result = CliRunner().invoke(app, ["info", str(folder)])
     assert result.exit_code == 0

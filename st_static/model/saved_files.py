@@ -75,11 +75,17 @@ def model_file_names(folder: str | os.PathLike[str]) -> list[str]:
 
 
 def read_text(name: str, path: str, file_name: str) -> str:
-    """The text of ``path`` (``file_name`` of the model ``name``), which must be UTF-8."""
+    """The text of ``path`` (``file_name`` of the model ``name``), which must be a readable UTF-8 file.
+
+    Raises:
+        ModelFolderError: If it is not UTF-8, or cannot be read (a folder, no permission).
+    """
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise ModelFolderError(f"{name}: {file_name} is corrupt ({error}).") from error
+    except OSError as error:  # a folder in its place, no permission
+        raise ModelFolderError(f"{name}: {file_name} cannot be read ({error.strerror or error}).") from error
 
 
 def parse_json(name: str, text: str, file_name: str) -> Any:
