@@ -7,6 +7,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -220,7 +221,14 @@ def _unavailable(name: object, error: BaseException | str) -> str:
     known = find_teacher(str(name))
     if known is not None and known.package is not None:
         hint += f" (this one ships in the pip package {known.package[0].replace('_', '-')})"
-    return f"Cannot load the teacher {name}: {first_line}. It is not a local folder; {hint}."
+    path = Path(os.path.expanduser(str(name)))
+    if path.is_dir():
+        where = "It is a local folder, but not a Sentence Transformer one"
+    elif path.exists():
+        where = "It is a file, not a model folder"
+    else:
+        where = "It is not a local folder"
+    return f"Cannot load the teacher {name}: {first_line}. {where}; {hint}."
 
 
 def teacher_precision(precision: str, device: str | None) -> str:
