@@ -64,9 +64,11 @@ def test_languages_beyond_the_first_without_parallel_files_are_refused(tmp_path,
 
 def test_one_language_or_every_language_paired_passes(tmp_path):
     corpus = write_corpus(tmp_path / "en.txt")
-    assert check(BuildSettings(corpus=[str(corpus)], languages=["en"]), corpus).corpus_sentences == 36
+    lines = len(TINY_CORPUS) * 3  # write_corpus writes the tiny corpus three times
+    assert check(BuildSettings(corpus=[str(corpus)], languages=["en"]), corpus).corpus_sentences == lines
     parallel = en_de_pairs(tmp_path / "en-de.tsv")
-    check(BuildSettings(corpus=[str(corpus)], parallel=[f"de={parallel}"], languages=["en", "de"]), corpus)
+    paired = BuildSettings(corpus=[str(corpus)], parallel=[f"de={parallel}"], languages=["en", "de"])
+    assert check(paired, corpus).corpus_sentences == lines
 
 
 def test_the_build_command_refuses_unpaired_languages_before_any_teacher(tmp_path, no_teacher):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -65,17 +64,18 @@ def disentangle(
     from st_static.extraction.pair_sources import SourceFilter, check_pair_sources
     from st_static.files import check_destination
     from st_static.model.save_load import holds_st_static_output, load_model, save_model
-    from st_static.settings import SettingsError, check_device, language_file
+    from st_static.settings import check_device, language_file
     from st_static.stages.base import distinct_file_names
     from st_static.training.disentangle import check_disentangle_settings, read_disentangle_pairs
     from st_static.training.meaning_fold import check_disentangle_model, disentangle_table
 
     check_device(device)
-    if constraints not in DISENTANGLE_CONSTRAINTS:
-        raise SettingsError(f"--constraints must be one of {', '.join(DISENTANGLE_CONSTRAINTS)}, got {constraints!r}.")
-    if not 0 <= language_weight < math.inf:
-        raise SettingsError(f"--language-weight must be a finite number >= 0, got {language_weight!r}.")
-    check_disentangle_settings(constraints, language_weight, max_epochs=max_epochs)
+    check_disentangle_settings(
+        constraints,
+        language_weight,
+        max_epochs=max_epochs,
+        names={"constraints": "--constraints", "language_weight": "--language-weight", "max_epochs": "--max-epochs"},
+    )
     source_filter = SourceFilter.of(
         _globs(keep_sources, "--keep-sources"), _globs(leave_out_sources, "--leave-out-sources")
     )

@@ -35,7 +35,7 @@ from sentence_transformers import SentenceTransformer
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from st_static.errors import StStaticError
-from st_static.losses.language_bias import LanguageBiasLoss, constraint_weights
+from st_static.losses.language_bias import CONSTRAINTS, LanguageBiasLoss, constraint_weights
 from st_static.model.meaning_map import MeaningMap
 from st_static.model.metadata import MeaningMapRecord
 from st_static.settings import DISENTANGLE_MAX_EPOCHS
@@ -358,25 +358,38 @@ def check_disentangle_settings(
     learning_rate: float = 1e-4,
     max_epochs: int = DEFAULT_MAX_EPOCHS,
     patience: int = 3,
+    names: Mapping[str, str] | None = None,
 ) -> None:
     """Refuse settings the disentangler cannot train with (before any work).
+
+    Args:
+        names: How messages name a setting (``{"language_weight": "--language-weight"}``); the argument's own name
+            otherwise.
 
     Raises:
         DisentangleError: Naming the setting.
     """
+
+    def named(setting: str) -> str:
+        return (names or {}).get(setting, setting)
+
     try:
         constraint_weights(constraints)
-    except ValueError as error:
-        raise DisentangleError(str(error)) from None
-    if isinstance(language_weight, bool) or not isinstance(language_weight, int | float) or language_weight < 0:
-        raise DisentangleError(f"language_weight must be a number >= 0, got {language_weight!r}.")
-    if not math.isfinite(language_weight):
-        raise DisentangleError(f"language_weight must be finite, got {language_weight!r}.")
+    except ValueError:
+        raise DisentangleError(
+            f"{named('constraints')} must be one of {', '.join(CONSTRAINTS)}, got {constraints!r}."
+        ) from None
+    if (
+        isinstance(language_weight, bool)
+        or not isinstance(language_weight, int | float)
+        or not 0 <= language_weight < math.inf
+    ):
+        raise DisentangleError(f"{named('language_weight')} must be a finite number >= 0, got {language_weight!r}.")
     for name, value, least in (("batch_size", batch_size, 2), ("max_epochs", max_epochs, 1), ("patience", patience, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise DisentangleError(f"{name} must be an integer >= {least}, got {value!r}.")
+            raise DisentangleError(f"{named(name)} must be an integer >= {least}, got {value!r}.")
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, int | float) or not 0 < learning_rate < 1:
-        raise DisentangleError(f"learning_rate must lie between 0 and 1, got {learning_rate!r}.")
+        raise DisentangleError(f"{named('learning_rate')} must lie between 0 and 1, got {learning_rate!r}.")
 
 
 def _languages(pairs: TranslationPairs) -> list[str]:
