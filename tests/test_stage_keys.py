@@ -113,6 +113,7 @@ def old_stage_folders(settings: BuildSettings) -> set[str]:
     refinement_settings = asdict(settings.refinement)
     if not refinement_settings["language_weights"]:  # the field came later: unset, the key is the one it was
         del refinement_settings["language_weights"]
+    del refinement_settings["soup_seeds"]  # a later field, which keys the soup stage alone
     refinement_key = _key(reduction_key, refinement_settings, *refinement_inputs)
     folders.add(f"{'contrastive' if settings.crosslingual else 'distillation'}-{refinement_key}")
     if settings.extraction.fallback_rows:

@@ -115,6 +115,8 @@ class ModelMetadata(Record):
     """The disentangler's meaning map folded into the table (``st-static disentangle``, ``build --disentangle``)."""
     second_pass: SecondPassRecord | None = None
     """The contrastive training continued on chosen pairs after the refinement (``build --second-pass-pairs``)."""
+    soup_seeds: list[int] | None = None
+    """The seeds whose refined tables were averaged into this one, the build's own first (``build --soup-seeds``)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this st-static does not know (and known keys that held ``null``), written back unchanged."""
 

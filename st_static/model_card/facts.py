@@ -52,6 +52,7 @@ STAGE_TITLES = {
     "extend": "Extend",
     "disentangle": "Meaning parts (language bias removed)",
     "second pass": "Second contrastive pass",
+    "soup": "Seed soup",
 }
 TRAINING_KEY_ORDER = ("loss", "steps", "batch_size", "learning_rate", "temperature", "best_validation_loss")
 
@@ -205,6 +206,7 @@ def stage_descriptions(metadata: ModelMetadata) -> list[dict[str, str]]:
         "extend": _extend_phrase(metadata.extend or []),
         "disentangle": _meaning_map_phrase(metadata.meaning_map or MeaningMapRecord()),
         "second pass": _second_pass_phrase(metadata.second_pass or SecondPassRecord()),
+        "soup": _soup_phrase(metadata.soup_seeds or []),
         "contrastive": (
             f"The table is trained{_loss_phrase(training)} on translation pairs, with a symmetric InfoNCE loss: "
             "each sentence's translation must be its nearest neighbour among the other language's sentences."
@@ -311,6 +313,17 @@ def _second_pass_phrase(record: SecondPassRecord) -> str:
         f"The contrastive training continued on {files} alone{steps}{rate}, without early stopping, before the "
         "fallback and piece rows were fitted: translations of the pairs closest to the task are pulled together "
         "further than the first training, over every pair file, leaves them (issue 68)."
+    )
+
+
+def _soup_phrase(seeds: list[int]) -> str:
+    """How many trainings the table averages (``build --soup-seeds``)."""
+    count = f"{len(seeds)} trainings" if seeds else "several trainings"
+    listed = f" (seeds {', '.join(str(seed) for seed in seeds)})" if seeds else ""
+    return (
+        f"The table is the row-by-row mean of {count}{listed} of the same reduced table that differ only in their "
+        "seed (batch order and validation split): a model soup, which keeps what the trainings agree on and "
+        "averages away what each one's batches left."
     )
 
 

@@ -1,9 +1,9 @@
 """The build's stages in order (:mod:`st_static.stages`, one module each), each cached in its own folder of a work
 directory.
 
-extraction (-> completion) -> PCA/ABTT (-> long texts, second teacher) -> refinement (-> second contrastive pass ->
-fallback rows -> pieces -> disentangle -> storage). A stage's folder is named by a hash of what it depends on: the
-previous stage's key, ``asdict`` of its own settings and the content of the inputs it reads. A re-run with the same
+extraction (-> completion) -> PCA/ABTT (-> long texts, second teacher) -> refinement (-> second contrastive pass -> soup
+-> fallback rows -> pieces -> disentangle -> storage). A stage's folder is named by a hash of what it depends on:
+the previous stage's key, ``asdict`` of its own settings and the content of the inputs it reads. A re-run with the same
 settings reuses finished stages (and resumes an interrupted teacher pass), while a changed setting or an edited input
 redoes only the stages it feeds.
 """
@@ -39,6 +39,7 @@ from st_static.stages.reduction import Reduction
 from st_static.stages.refinement import TRAINING_FOLDER, Refinement
 from st_static.stages.second_pass import SecondPass
 from st_static.stages.second_teacher import SecondTeacher
+from st_static.stages.soup import Soup
 from st_static.stages.storage import Storage
 from st_static.teachers import teacher_dimension
 from st_static.training.records import HISTORY_FILE_NAME
@@ -68,6 +69,7 @@ STAGES: tuple[Stage, ...] = (
     SecondTeacher(),
     Refinement(),
     SecondPass(),
+    Soup(),
     Fallback(),
     Pieces(),
     Disentangle(),

@@ -83,6 +83,13 @@ class RefinementSettings:
         "moved.",
     )
     seed: int = setting(0, "Seed of the validation split, the batch order and the trainer.")
+    soup_seeds: list[int] | None = setting(
+        None,
+        "More seeds (e.g. 1 or 1,2) whose refinements, trained beside the first from the same reduced table, are "
+        "averaged with it row by row into one table (a model soup) before the later stages; each seed's training "
+        "is its own cached stage. Fits a two-core CPU at --num-threads 1 in the time of one training.",
+        cli="comma",
+    )
     num_threads: int | None = setting(
         1, "Torch threads while training (small sparse steps run fastest on one); none keeps torch's setting."
     )
@@ -107,6 +114,16 @@ class RefinementSettings:
             if not dims or any(isinstance(dim, bool) or not isinstance(dim, int) or dim < 1 for dim in dims):
                 raise SettingsError(f"matryoshka_dims must be positive integers, got {self.matryoshka_dims!r}.")
             self.matryoshka_dims = dims
+        if self.soup_seeds is not None:
+            seeds = list(self.soup_seeds)
+            if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
+                raise SettingsError(f"soup_seeds must be seeds (integers 0 or more), got {self.soup_seeds!r}.")
+            if len(set(seeds)) < len(seeds) or self.seed in seeds:
+                raise SettingsError(
+                    f"soup_seeds must differ from each other and from seed ({self.seed}), got {self.soup_seeds!r}: "
+                    "a seed trained twice gives the same table twice."
+                )
+            self.soup_seeds = seeds
 
 
 @dataclass

@@ -92,6 +92,8 @@ class Build:
     """The refinement's folder (the model with ``training/``)."""
     second_pass_path: Path | None = None
     """The second contrastive pass's folder (the model with ``training/``), when it ran."""
+    soup_path: Path | None = None
+    """The seed soup's folder (the averaged model), when it ran."""
     model: SentenceTransformer | None = None
     """The latest stage's model."""
     model_path: Path | None = None
@@ -110,14 +112,14 @@ class Build:
         return self.refined_path
 
     def trained(self) -> Path:
-        """The trained table's folder, which the fallback and pieces stages read: the second pass's when it ran, else
-        the refinement's."""
-        return self.second_pass_path or self.refined()
+        """The trained table's folder, which the fallback and pieces stages read: the soup's when it ran, else the
+        second pass's when it ran, else the refinement's."""
+        return self.soup_path or self.second_pass_path or self.refined()
 
     @property
     def trained_key(self) -> str:
         """The key of :meth:`trained`'s stage."""
-        return self.keys.get("second pass", self.keys["refinement"])
+        return self.keys.get("soup", self.keys.get("second pass", self.keys["refinement"]))
 
     @property
     def table_key(self) -> str:

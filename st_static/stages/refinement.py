@@ -70,16 +70,19 @@ class Refinement(FolderStage):
         if not (folder / "modules.json").is_file():
             if build.reduced is None:
                 raise RuntimeError("the stages ran out of order: no reduced table yet")
+            from st_static.stages.soup import seeds_trained_beside
+
             pairs = training_pairs(build)
-            refine_table(
-                build.reduced,
-                build.extracted(),
-                build.settings,
-                folder,
-                pairs,
-                build.long_texts,
-                build.second_targets,
-            )
+            with seeds_trained_beside(build, beside_own=True):  # a soup's other seeds train meanwhile
+                refine_table(
+                    build.reduced,
+                    build.extracted(),
+                    build.settings,
+                    folder,
+                    pairs,
+                    build.long_texts,
+                    build.second_targets,
+                )
         barrier()
         build.refined_path = build.model_path = folder
         build.model = build.record_inputs(load_model(folder))
@@ -88,10 +91,11 @@ class Refinement(FolderStage):
 
 def refinement_key_settings(settings: BuildSettings) -> dict[str, Any]:
     """``asdict`` of the ``RefinementSettings`` that key the refinement, less ``language_weights`` when it is unset (a
-    build without weights keeps the folder it always had)."""
+    build without weights keeps the folder it always had) and less ``soup_seeds``."""
     values = asdict(settings.refinement)
     if not values["language_weights"]:
         del values["language_weights"]
+    del values["soup_seeds"]  # keys the soup stage: each seed's refinement is a plain build's
     return values
 
 

@@ -1,0 +1,119 @@
+"""The seed soup (issue 65): settings, stage keys, the averaged table, its record, and seeds trained in children."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import st_static
+from st_static.pipeline.publish import build
+from st_static.settings import BuildSettings, RefinementSettings, SettingsError
+from st_static.stages.refinement import refinement_key_settings
+from st_static.stages.soup import average_tables
+
+from .teachers import make_tiny_teacher
+from .test_build import tiny_settings
+from .test_second_pass import write_pairs
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("soup")
+    teacher = make_tiny_teacher(folder / "teacher")
+    write_pairs(folder / "en-de.tsv", 320)
+    return folder, teacher
+
+
+def settings_for(inputs, **overrides) -> BuildSettings:
+    folder, teacher = inputs
+    return tiny_settings(teacher, parallel=[f"de={folder / 'en-de.tsv'}"], languages=["en", "de"], **overrides)
+
+
+def table(folder) -> np.ndarray:
+    return st_static.load_model(folder)[0].embedding.weight.detach().float().numpy()
+
+
+def test_the_seeds_are_distinct_and_other_than_the_builds_own():
+    assert RefinementSettings(soup_seeds=[1, 2]).soup_seeds == [1, 2]
+    for seeds, message in [
+        ([], "must be seeds"),
+        ([1, -1], "must be seeds"),
+        ([True], "must be seeds"),
+        (["1"], "must be seeds"),
+        ([1, 1], "must differ"),
+        ([0], "must differ from each other and from seed \\(0\\)"),
+    ]:
+        with pytest.raises(SettingsError, match=message):
+            RefinementSettings(soup_seeds=seeds)
+    assert BuildSettings.from_flat(corpus=["en.txt"], soup_seeds=[3]).refinement.soup_seeds == [3]
+
+
+def test_a_soup_leaves_the_refinement_key_of_each_seed_as_a_plain_build_has_it():
+    plain = refinement_key_settings(BuildSettings.from_flat(corpus=["en.txt"]))
+    souped = refinement_key_settings(BuildSettings.from_flat(corpus=["en.txt"], soup_seeds=[1]))
+    assert plain == souped and "soup_seeds" not in plain
+
+
+def test_the_soup_is_the_mean_of_the_seeds_tables_and_records_them(inputs, tmp_path):
+    work = tmp_path / "work"
+    seed_one = build(settings_for(inputs, seed=1), tmp_path / "seed-1", work_dir=work)
+    seed_zero = build(settings_for(inputs), tmp_path / "seed-0", work_dir=work)
+    assert len(list(work.glob("contrastive-*"))) == 2
+    souped = build(settings_for(inputs, soup_seeds=[1]), tmp_path / "soup", work_dir=work)
+
+    assert len(list(work.glob("contrastive-*"))) == 2  # both seeds' trainings reused
+    assert list(souped.seconds)[-5:] == ["contrastive", "soup", "fallback", "pieces", "storage (float16)"]
+    refined = [st_static.load_model(path) for path in sorted(work.glob("contrastive-*"))]
+    first, second = (model[0].embedding.weight.detach().float() for model in refined)
+    soup_folder = next(work.glob("soup-*"))
+    averaged = st_static.load_model(soup_folder)[0].embedding.weight.detach().float()
+    assert torch.allclose(averaged, (first + second) / 2, atol=1e-6)
+    assert not torch.allclose(first, second)  # the seeds trained differently
+    metadata = st_static.load_model(tmp_path / "soup")[0].metadata
+    assert metadata.soup_seeds == [0, 1]
+    assert metadata.stages.index("soup") == metadata.stages.index("contrastive") + 1
+    assert metadata.training == seed_zero.model[0].metadata.training  # the first seed's record
+    card = (tmp_path / "soup" / "README.md").read_text(encoding="utf-8")
+    assert "**Seed soup.**" in card and "2 trainings (seeds 0, 1)" in card
+    assert not np.allclose(table(tmp_path / "soup"), table(tmp_path / "seed-0"))
+    assert seed_one.model[0].metadata.soup_seeds is None
+
+
+def test_a_missing_seed_trains_its_refinement_and_second_pass_in_a_child_process(inputs, tmp_path):
+    folder, _ = inputs
+    write_pairs(folder / "close" / "en-de.tsv", 120, offset=320)
+    second_pass = {"second_pass_pairs": [f"de={folder / 'close' / 'en-de.tsv'}"], "second_pass_steps": 8}
+    work = tmp_path / "work"
+    souped = build(settings_for(inputs, soup_seeds=[2], **second_pass), tmp_path / "soup", work_dir=work)
+
+    assert list(souped.seconds)[-6:] == [
+        "contrastive",
+        "second pass",
+        "soup",
+        "fallback",
+        "pieces",
+        "storage (float16)",
+    ]
+    assert len(list(work.glob("contrastive-*"))) == 2 and len(list(work.glob("second-pass-*"))) == 2
+    seeds = sorted(work.glob("second-pass-*"))
+    tables = [st_static.load_model(path)[0].embedding.weight.detach().float() for path in seeds]
+    averaged = st_static.load_model(next(work.glob("soup-*")))[0].embedding.weight.detach().float()
+    assert torch.allclose(averaged, (tables[0] + tables[1]) / 2, atol=1e-6)  # the second passes' tables averaged
+    log = (work / "seed-2-training.log").read_text(encoding="utf-8")
+    assert "Refining (contrastive)" in log
+    metadata = st_static.load_model(tmp_path / "soup")[0].metadata
+    assert metadata.stages[-2:] == ["second pass", "soup"] and metadata.second_pass.steps == 8
+    alone = build(settings_for(inputs, seed=2, **second_pass), tmp_path / "seed-2", work_dir=work)
+    assert len(list(work.glob("second-pass-*"))) == 2  # the child's folders are the plain build's with seed 2
+    assert alone.model[0].metadata.soup_seeds is None
+
+
+def test_tables_of_other_shapes_are_refused(inputs, tmp_path):
+    first = build(settings_for(inputs), tmp_path / "a", work_dir=tmp_path / "work")
+    other = build(settings_for(inputs, dim=6), tmp_path / "b", work_dir=tmp_path / "work")
+    assert first.model[0].embedding.weight.shape != other.model[0].embedding.weight.shape
+    folders = sorted((tmp_path / "work").glob("contrastive-*"))
+    with pytest.raises(ValueError, match="its table is"):
+        average_tables(folders[0], [folders[1]], tmp_path / "soup", [0, 1])
+    assert not (tmp_path / "soup").exists()
