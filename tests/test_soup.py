@@ -8,9 +8,10 @@ import torch
 
 import st_static
 from st_static.pipeline.publish import build
+from st_static.pipeline.run import prepare_build
 from st_static.settings import BuildSettings, RefinementSettings, SettingsError
 from st_static.stages.refinement import refinement_key_settings
-from st_static.stages.soup import average_tables
+from st_static.stages.soup import SeedChildren, average_tables
 
 from .teachers import make_tiny_teacher
 from .test_build import tiny_settings
@@ -117,3 +118,25 @@ def test_tables_of_other_shapes_are_refused(inputs, tmp_path):
     with pytest.raises(ValueError, match="its table is"):
         average_tables(folders[0], [folders[1]], tmp_path / "soup", [0, 1])
     assert not (tmp_path / "soup").exists()
+
+
+def test_a_failed_child_is_named_with_its_log(inputs, tmp_path):
+    folder, _ = inputs
+    settings = tiny_settings(
+        tmp_path / "no-teacher", parallel=[f"de={folder / 'en-de.tsv'}"], languages=["en", "de"], soup_seeds=[1]
+    )
+    children = SeedChildren(prepare_build(settings, tmp_path), [1])
+    children.start(1)
+    with pytest.raises(RuntimeError, match=r"the training with seed 1 failed .*seed-1-training\.log"):
+        children.finish(1)
+    assert "The training with seed 1 failed" in (tmp_path / "seed-1-training.log").read_text(encoding="utf-8")
+
+
+def test_an_interrupted_build_stops_its_children(inputs, tmp_path):
+    build_ = prepare_build(settings_for(inputs, soup_seeds=[1, 2]), tmp_path)
+    children = SeedChildren(build_, [1, 2])
+    children.start(1)
+    started = list(children.running.values())
+    assert len(started) == 1 and children.waiting == [2]
+    children.stop()
+    assert not started[0].is_alive() and not children.running and not children.waiting

@@ -26,7 +26,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import torch
@@ -112,7 +112,8 @@ def missing_seeds(build: Build) -> list[int]:
 @contextlib.contextmanager
 def seeds_trained_beside(build: Build, beside_own: bool = False) -> Iterator[None]:
     """Train the soup's missing seeds in child processes while the block runs (``beside_own``: the block trains the
-    first seed, which takes one of the CPU's places), and wait for them when it ends.
+    first seed, which takes one of the CPU's places), and wait for them when it ends; when the block raises (an
+    interrupt), stop them.
 
     Under ``torchrun`` the seeds train one after another in the launched processes instead (every process runs the
     refinement stage with the seed's settings), after the block.
@@ -130,43 +131,87 @@ def seeds_trained_beside(build: Build, beside_own: bool = False) -> Iterator[Non
             _train_seed(seed_settings(build.settings, seed), build.work_dir)
         return
     threads = build.settings.refinement.num_threads or torch.get_num_threads()
-    places = max(1, (os.cpu_count() or 1) // threads) - (1 if beside_own else 0)
-    workers = min(len(missing), max(places, 1))
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: dict[int, Future[None]] = {}
-
-        def submit() -> None:
-            for seed in missing:
-                log = build.work_dir / f"seed-{seed}-training.log"
-                logger.info("Training the refinement with seed %d in a child process (log: %s).", seed, log.name)
-                futures[seed] = pool.submit(
-                    _train_seed_logged, seed_settings(build.settings, seed), str(build.work_dir), str(log)
-                )
-
-        if places > 0:
-            submit()
+    places = max(1, (os.cpu_count() or 1) // threads)
+    children = SeedChildren(build, missing)
+    try:
+        children.start(places - (1 if beside_own else 0))
         yield
-        if not futures:
-            submit()
-        for seed, future in futures.items():
-            try:
-                future.result()
-            except Exception as error:
-                log = build.work_dir / f"seed-{seed}-training.log"
-                raise RuntimeError(f"the refinement with seed {seed} failed ({error}); its log: {log}") from error
+        children.finish(places)
+    except BaseException:
+        children.stop()
+        raise
+
+
+class SeedChildren:
+    """The child processes that train a soup's seeds, each the build with its seed up to the soup."""
+
+    def __init__(self, build: Build, seeds: list[int]) -> None:
+        self.build = build
+        self.waiting = list(seeds)
+        self.running: dict[int, BaseProcess] = {}
+        self.context = multiprocessing.get_context("spawn")
+
+    def log(self, seed: int) -> Path:
+        """Where the child training ``seed`` writes its log and progress lines."""
+        return self.build.work_dir / f"seed-{seed}-training.log"
+
+    def start(self, places: int) -> None:
+        """Start waiting seeds until ``places`` children run."""
+        while self.waiting and len(self.running) < places:
+            seed = self.waiting.pop(0)
+            logger.info("Training seed %d in a child process (log: %s).", seed, self.log(seed).name)
+            child = self.context.Process(
+                target=_train_seed_logged,
+                args=(seed_settings(self.build.settings, seed), str(self.build.work_dir), str(self.log(seed))),
+                name=f"st-static-seed-{seed}",
+            )
+            child.start()
+            self.running[seed] = child
+
+    def finish(self, places: int) -> None:
+        """Run every seed to its end, ``places`` at a time.
+
+        Raises:
+            RuntimeError: Naming the seed and its log when a child failed.
+        """
+        while self.waiting or self.running:
+            self.start(places)
+            for seed, child in list(self.running.items()):
+                child.join(timeout=1)
+                if child.exitcode is None:
+                    continue
+                del self.running[seed]
+                if child.exitcode != 0:
+                    raise RuntimeError(
+                        f"the training with seed {seed} failed (exit code {child.exitcode}); its log: {self.log(seed)}"
+                    )
+
+    def stop(self) -> None:
+        """Stop every child (their finished folders stay; an unfinished one leaves only its staging folder)."""
+        self.waiting.clear()
+        for child in self.running.values():
+            child.terminate()
+        for child in self.running.values():
+            child.join()
+        self.running.clear()
 
 
 def _train_seed_logged(settings: BuildSettings, work_dir: str, log: str) -> None:
-    """A child process's job: :func:`_train_seed`, its log and progress lines written to ``log``."""
-    with open(log, "a", encoding="utf-8") as stream:
+    """A child process's job: :func:`_train_seed`, its log, progress lines and any error written to ``log``."""
+    with open(log, "a", encoding="utf-8", buffering=1) as stream:
         sys.stderr = stream
         handler = logging.StreamHandler(stream)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         package = logging.getLogger("st_static")
         package.addHandler(handler)
         package.setLevel(logging.INFO)
-        _train_seed(settings, Path(work_dir))
+        try:
+            _train_seed(settings, Path(work_dir))
+        except Exception:
+            logger.exception("The training with seed %d failed.", settings.refinement.seed)
+            raise
+        finally:
+            sys.stderr = sys.__stderr__
 
 
 def _train_seed(settings: BuildSettings, work_dir: Path) -> None:
