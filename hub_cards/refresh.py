@@ -358,7 +358,9 @@ E5_FOUR_LANGUAGES_EXTRA = replace(
 # 90,000; the early stop ends it at 142,000), chosen on the dev halves over 90,000, as 90,000 was over 60,000
 # (benchmarks/results/2026-11-29-thirteen-languages-90k-steps.md); then the four-language card's second pass with the
 # Japanese and Spanish everyday pairs added, chosen on the dev halves
-# (benchmarks/results/2026-11-29-thirteen-languages-150k-steps.md).
+# (benchmarks/results/2026-11-29-thirteen-languages-150k-steps.md); then the game-text Japanese pairs in the second
+# pass and a seed soup (seeds 0 and 1 trained at once, one thread each, and averaged), chosen on the dev means of two
+# seed pairs (benchmarks/results/2026-11-30-thirteen-languages-seed-soup.md).
 THIRTEEN_LANGUAGES = (
     ("de", "deu"),
     ("ja", "jpn"),
@@ -393,6 +395,14 @@ def debian_pairs_command(language: str, code: str) -> str:
     return " ".join([command, *(f"--exclude {path}" for path in excluded)])
 
 
+JAPANESE_GAME_PAIRS = f"{MODELS}/en-ja-game.tsv"
+JAPANESE_GAME_PAIRS_COMMAND = (
+    "awk -F'\\t' 'NR == FNR {source[FNR] = $0; next} FNR == 1 || "
+    "source[FNR - 1] ~ /^mo\\.(cataclysm-dda-data|freeciv-data|wesnoth-|minetest|ufoai)/' "
+    f"{DATA}/parallel/extra/en-ja.source.txt {DATA}/parallel/extra/en-ja.tsv > {JAPANESE_GAME_PAIRS}"
+)
+"""The 38,869 rows of ``parallel/extra/en-ja.tsv`` from games (its ``.source.txt``): dialogue and item descriptions,
+the second pass's Japanese pairs closest to everyday speech."""
 THIRTEEN_LANGUAGES_LICENSE = (
     EXTRA_PAIRS_LICENSE
     + "; parallel/everyday/en-XX.tsv: Battle for Wesnoth 1.16 (GPL-2+), Ding (GPL-2+), auf-deutsch (MIT), "
@@ -449,6 +459,10 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
             for language in ("ja", "es")
             for option in ("--second-pass-pairs", f"{language}={DATA}/parallel/everyday/en-{language}.tsv")
         ),
+        "--second-pass-pairs",
+        f"ja={JAPANESE_GAME_PAIRS}",
+        "--soup-seeds",
+        "1",
         "--extra-pairs",
         f"zh={TRADITIONAL_PAIRS}",
         "--data-license",
@@ -459,6 +473,7 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
     prepare=(
         *E5_FOUR_LANGUAGES_EXTRA.prepare,
         *(debian_pairs_command(language, code) for language, code in THIRTEEN_LANGUAGES[3:]),
+        JAPANESE_GAME_PAIRS_COMMAND,
     ),
 )
 SPECS: list[CardSpec | EnsembleSpec] = [
