@@ -20,7 +20,7 @@ from typing import Any
 from sentence_transformers import SentenceTransformer
 
 from st_static.extraction.completion import frequent_words
-from st_static.extraction.corpus import CorpusSource, corpus_files
+from st_static.extraction.corpus import CorpusSource
 from st_static.extraction.pair_sources import SourceFilter
 from st_static.extraction.teacher_model import load_teacher_tokenizer
 from st_static.model.metadata import ModelMetadata
@@ -28,18 +28,24 @@ from st_static.model.script_coverage import ScriptRows, coverage_line, table_scr
 from st_static.model.static_word_average import StaticWordAverage
 from st_static.pipeline.input_checks import check_dimensions, check_input_files
 from st_static.settings import BuildSettings
-from st_static.stages.base import Build, Evaluator, Stage, StageTimer, distinct_file_names, peak_memory_mib, stage_key
-from st_static.stages.completion import Completion, completes
+from st_static.stages.base import (
+    Build,
+    Evaluator,
+    Stage,
+    StageTimer,
+    distinct_file_names,
+    peak_memory_mib,
+    prepare_build,
+    stage_key,
+)
+from st_static.stages.completion import completes
 from st_static.stages.disentangle import Disentangle
-from st_static.stages.extraction import Extraction, check_prompt_length, pair_file_digests
+from st_static.stages.extraction import check_prompt_length, pair_file_digests
 from st_static.stages.fallback import Fallback, fallback_version
-from st_static.stages.long_texts import LongTextTargets
+from st_static.stages.order import TRAINING_STAGES
 from st_static.stages.pieces import Pieces, pieces_version
-from st_static.stages.reduction import Reduction
-from st_static.stages.refinement import TRAINING_FOLDER, Refinement
-from st_static.stages.second_pass import SecondPass
-from st_static.stages.second_teacher import SecondTeacher
-from st_static.stages.soup import Soup
+from st_static.stages.refinement import TRAINING_FOLDER
+from st_static.stages.soup import Soup, seeds_beside_own_training
 from st_static.stages.storage import Storage
 from st_static.teachers import teacher_dimension
 from st_static.training.records import HISTORY_FILE_NAME
@@ -62,13 +68,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 STAGES: tuple[Stage, ...] = (
-    Extraction(),
-    Completion(),
-    Reduction(),
-    LongTextTargets(),
-    SecondTeacher(),
-    Refinement(),
-    SecondPass(),
+    *TRAINING_STAGES,
     Soup(),
     Fallback(),
     Pieces(),
@@ -99,21 +99,6 @@ class PipelineResult:
     """The finished table's rows per script (:mod:`st_static.model.script_coverage`)."""
 
 
-def prepare_build(
-    settings: BuildSettings,
-    work_dir: Path,
-    corpus: CorpusSource | None = None,
-    metadata: ModelMetadata | None = None,
-) -> Build:
-    """The build the stages run: the corpus files read through the source filter, the teachers' prompts resolved."""
-    if corpus is None and settings.corpus:
-        corpus = corpus_files(settings.corpus, SourceFilter.of(settings.keep_sources, settings.leave_out_sources))
-    settings = dataclasses.replace(
-        settings, extraction=settings.extraction.with_teacher_prompt().with_second_teacher_prompt()
-    )
-    return Build(settings=settings, work_dir=work_dir, corpus=corpus, metadata=metadata)
-
-
 def run_pipeline(
     settings: BuildSettings,
     work_dir: Path,
@@ -136,6 +121,8 @@ def run_pipeline(
         CorpusError, TeacherError, SettingsError: Before any heavy work, for unusable inputs.
     """
     build = prepare_build(settings, work_dir, corpus, metadata)
+    if settings.refinement.soup_seeds:
+        build.beside_training = seeds_beside_own_training
     _check_inputs(build)
     timer = StageTimer(evaluate)
     timer.run(build, STAGES)

@@ -9,6 +9,7 @@ resuming an interrupted one.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ import resource
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -23,7 +25,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sentence_transformers import SentenceTransformer
 
 from st_static.distributed import is_first_process
-from st_static.extraction.corpus import CorpusSource, corpus_name
+from st_static.extraction.corpus import CorpusSource, corpus_files, corpus_name
+from st_static.extraction.pair_sources import SourceFilter
 from st_static.files import write_json_atomically
 from st_static.model.metadata import ModelMetadata
 from st_static.model.save_load import load_model
@@ -94,6 +97,9 @@ class Build:
     """The second contrastive pass's folder (the model with ``training/``), when it ran."""
     soup_path: Path | None = None
     """The seed soup's folder (the averaged model), when it ran."""
+    beside_training: Callable[[Build], AbstractContextManager[None]] | None = None
+    """What runs beside the refinement's training when the refinement stage trains (a soup's other seeds); the
+    pipeline sets it."""
     model: SentenceTransformer | None = None
     """The latest stage's model."""
     model_path: Path | None = None
@@ -149,6 +155,21 @@ class Build:
         """``model`` with :meth:`recorded_inputs` merged into its metadata."""
         model[0].metadata = model[0].metadata.merged(self.recorded_inputs())
         return model
+
+
+def prepare_build(
+    settings: BuildSettings,
+    work_dir: Path,
+    corpus: CorpusSource | None = None,
+    metadata: ModelMetadata | None = None,
+) -> Build:
+    """The build the stages run: the corpus files read through the source filter, the teachers' prompts resolved."""
+    if corpus is None and settings.corpus:
+        corpus = corpus_files(settings.corpus, SourceFilter.of(settings.keep_sources, settings.leave_out_sources))
+    settings = dataclasses.replace(
+        settings, extraction=settings.extraction.with_teacher_prompt().with_second_teacher_prompt()
+    )
+    return Build(settings=settings, work_dir=work_dir, corpus=corpus, metadata=metadata)
 
 
 class Stage(ABC):

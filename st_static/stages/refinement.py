@@ -10,6 +10,7 @@ key it always had).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -70,10 +71,9 @@ class Refinement(FolderStage):
         if not (folder / "modules.json").is_file():
             if build.reduced is None:
                 raise RuntimeError("the stages ran out of order: no reduced table yet")
-            from st_static.stages.soup import seeds_trained_beside
-
             pairs = training_pairs(build)
-            with seeds_trained_beside(build, beside_own=True):  # a soup's other seeds train meanwhile
+            beside = build.beside_training(build) if build.beside_training else contextlib.nullcontext()
+            with beside:  # a soup's other seeds train meanwhile
                 refine_table(
                     build.reduced,
                     build.extracted(),

@@ -37,7 +37,8 @@ from st_static.files import staged_folder
 from st_static.model.empty_text import attach_empty_text_dense
 from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings
-from st_static.stages.base import Build, FolderStage, stage_key
+from st_static.stages.base import Build, FolderStage, prepare_build, stage_key
+from st_static.stages.order import TRAINING_STAGES
 from st_static.stages.refinement import Refinement
 from st_static.stages.second_pass import SecondPass
 
@@ -107,6 +108,11 @@ def seed_trained_folder(build: Build, seed: int) -> Path:
 def missing_seeds(build: Build) -> list[int]:
     """The soup's seeds whose trained table's folder is not finished."""
     return [seed for seed in soup_seeds(build) if not (seed_trained_folder(build, seed) / "modules.json").is_file()]
+
+
+def seeds_beside_own_training(build: Build) -> contextlib.AbstractContextManager[None]:
+    """:func:`seeds_trained_beside` the first seed's training (the refinement stage's ``beside_training``)."""
+    return seeds_trained_beside(build, beside_own=True)
 
 
 @contextlib.contextmanager
@@ -217,12 +223,8 @@ def _train_seed_logged(settings: BuildSettings, work_dir: str, log: str) -> None
 def _train_seed(settings: BuildSettings, work_dir: Path) -> None:
     """Run (or reuse) the build's stages before the soup with ``settings`` (a seed of the soup): up to its
     refinement and its second pass."""
-    from st_static.pipeline.run import STAGES, prepare_build
-
     build = prepare_build(settings, work_dir)
-    for stage in STAGES:
-        if isinstance(stage, Soup):
-            return
+    for stage in TRAINING_STAGES:
         if stage.applies(build):
             stage.run(build)
 
