@@ -8,10 +8,10 @@ interrupted build resumes with the seeds it lacks. The seeds train in child proc
 training when the refinement stage runs it (as many at once as the CPU holds at ``num_threads`` each), each child
 writing its log to ``seed-N-training.log`` in the work folder.
 
-Issue 65: the 13-language table and the same recipe with ``--seed 1``, averaged after their second passes, read
-Tatoeba 89.46 (88.78 and 89.18 apart), Tux Paint 54.82 (54.60, 54.66) and stsb-en-dev 78.53 (78.35, 78.56); averaged
-before one second pass, 89.32, 54.79 and 78.42. The seeds' tables start from one reduced table, so their rows stay in
-one basis and their mean is a table, not a blur.
+Issue 65 (benchmarks/results/2026-11-30-thirteen-languages-seed-soup.md): the 13-language recipe with seeds 0 and 1,
+averaged after their second passes, reads Tatoeba 89.44 (88.78 and 89.18 apart), Tux Paint 54.84 (54.60, 54.66) and
+stsb-en-dev 78.53 (78.35, 78.56); averaged before one second pass, 89.32, 54.79 and 78.42. The seeds' tables start
+from one reduced table, so their rows stay in one basis and their mean is a table, not a blur.
 
 Runs when ``soup_seeds``. Keyed by the trained tables' keys of every seed, so a build without it keeps every key it
 had.
