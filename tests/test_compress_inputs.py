@@ -120,3 +120,11 @@ def test_a_wordllama_member_alone_is_refused_as_not_an_ensemble(tmp_path):
 @pytest.mark.parametrize("spec", ["wordllama:l2_supercat:\u00b2", "wordllama:../../x:256", "wordllama:a/b:256"])
 def test_a_malformed_wordllama_member_is_refused_by_its_form(members, tmp_path, spec):
     refused([spec, members[1]], tmp_path / "out", "wordllama:CONFIG:DIM")
+
+
+def test_a_member_given_twice_is_refused_also_by_another_name_of_its_folder(members, tmp_path):
+    refused([members[0], members[1], members[0]], tmp_path / "out", "the same member as", "--weights")
+    other_name = tmp_path / "link-to-m0"
+    other_name.symlink_to(members[0])
+    refused([members[0], str(other_name)], tmp_path / "out", str(other_name), "the same member as")
+    refused(["wordllama:l2_supercat:256", members[1], "wordllama:l2_supercat:256"], tmp_path / "out", "same member")

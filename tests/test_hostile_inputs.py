@@ -72,6 +72,19 @@ def test_json_python_cannot_parse_is_a_model_folder_error_naming_the_file(folder
         load_model(folder)
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_config_number_json_does_not_allow_is_refused_by_load_and_info(folder, constant):
+    """Python reads NaN as a float every type check passes; ``info`` printed it back as a figure."""
+    config = json.loads((folder / "st_static_config.json").read_text(encoding="utf-8"))
+    config["metadata"]["training"] = {"learning_rate": 0.001}
+    text = json.dumps(config).replace("0.001", constant)
+    (folder / "st_static_config.json").write_text(text, encoding="utf-8")
+    message = f"st_static_config.json is corrupt (it holds {constant}, which is not a JSON value)"
+    with pytest.raises(ModelFolderError, match=re.escape(message)):
+        load_model(folder)
+    assert_one_error_line(runner.invoke(app, ["info", str(folder)]), message)
+
+
 def test_info_on_a_deeply_nested_tokenizer_is_one_error_line(folder):
     (folder / "tokenizer.json").write_text(DEEP_JSON, encoding="utf-8")
     assert_one_error_line(runner.invoke(app, ["info", str(folder)]), "tokenizer.json is corrupt")

@@ -64,6 +64,22 @@ def _check_sizes(
         )
 
 
+def _check_distinct_members(models: list[str]) -> None:
+    """Refuse a member given twice (one folder by two names included): it would double the table's size for what a
+    larger weight gives."""
+    from st_static.files import file_key
+
+    seen: dict[object, str] = {}
+    for name in models:
+        key = file_key(name) if Path(name).exists() else name
+        if key in seen:
+            raise fail(
+                f"{name}: the same member as {seen[key]}; give each member once (a larger --weights entry makes it "
+                "count more)."
+            )
+        seen[key] = name
+
+
 def _member_name(name: str) -> str:
     """How a member is recorded: a folder by its name (never a path of this machine), else as given."""
     return Path(name).name if Path(name).is_dir() else name
@@ -200,6 +216,7 @@ def compress(
         weight = _parse_weights(weights)
     if weight:
         _check_weights(weight, len(models))
+    _check_distinct_members(models)
     if len(models) == 1 and models[0].startswith(WORDLLAMA_PREFIX):
         raise fail(
             f"{models[0]}: a WordLlama table only joins an ensemble (give two or more models); compressing one "

@@ -93,10 +93,11 @@ def parse_json(name: str, text: str, file_name: str) -> Any:
 
     Raises:
         ModelFolderError: If it is not JSON, or JSON Python refuses to parse: nested deeper than the interpreter's
-            recursion limit, or holding an integer of more than 4,300 digits.
+            recursion limit, holding an integer of more than 4,300 digits, or ``NaN``/``Infinity`` (no JSON values,
+            which Python would read as numbers every later check passes).
     """
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
     except RecursionError as error:
         raise ModelFolderError(f"{name}: {file_name} is corrupt (its JSON is nested too deeply to parse).") from error
     except ValueError as error:  # JSONDecodeError, or an integer of more digits than Python converts
@@ -104,6 +105,11 @@ def parse_json(name: str, text: str, file_name: str) -> Any:
         if "integer string conversion" in str(error):
             reason = f"it holds an integer of over {sys.get_int_max_str_digits():,} digits"
         raise ModelFolderError(f"{name}: {file_name} is corrupt ({reason}).") from error
+
+
+def _refuse_constant(name: str) -> Any:
+    """``json.loads``'s hook for ``NaN``, ``Infinity`` and ``-Infinity``: refuse them."""
+    raise ValueError(f"it holds {name}, which is not a JSON value")
 
 
 def read_json_file(name: str, path: str, file_name: str) -> Any:
