@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,8 @@ from st_static.pipeline.publish import build
 from st_static.pipeline.run import prepare_build
 from st_static.settings import BuildSettings, RefinementSettings, SettingsError
 from st_static.stages.refinement import refinement_key_settings
-from st_static.stages.soup import SeedChildren, average_tables
+from st_static.stages.second_pass import SecondPass
+from st_static.stages.soup import SeedChildren, average_tables, trainings_at_once
 
 from .teachers import make_tiny_teacher
 from .test_build import tiny_settings
@@ -140,3 +143,38 @@ def test_an_interrupted_build_stops_its_children(inputs, tmp_path):
     assert len(started) == 1 and children.waiting == [2]
     children.stop()
     assert not started[0].is_alive() and not children.running and not children.waiting
+
+
+def test_two_trainings_share_each_place_of_the_cpu(inputs, tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert trainings_at_once(prepare_build(settings_for(inputs, soup_seeds=[1, 2]), tmp_path)) == 4
+    assert trainings_at_once(prepare_build(settings_for(inputs, soup_seeds=[1], num_threads=2), tmp_path)) == 2
+
+
+def test_the_seeds_train_on_past_the_refinement_and_a_later_failure_stops_them(inputs, tmp_path, monkeypatch):
+    """Three seeds on two cores train at once; the first seed's second pass does not wait for the others (the soup
+    stage does), and a stage failing meanwhile stops them."""
+    folder, _ = inputs
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    started: list = []
+    original_start = SeedChildren.start
+
+    def recording_start(self, at_once):
+        original_start(self, at_once)
+        started.extend(child for child in self.running.values() if child not in started)
+
+    seen_at_the_second_pass: list = []
+
+    def failing_second_pass(self, build_, folder_):
+        seen_at_the_second_pass.append((build_.background_trainings, len(started)))
+        raise RuntimeError("the second pass failed")
+
+    monkeypatch.setattr(SeedChildren, "start", recording_start)
+    monkeypatch.setattr(SecondPass, "run_in", failing_second_pass)
+    second_pass = {"second_pass_pairs": [f"de={folder / 'en-de.tsv'}"], "second_pass_steps": 8}
+    with pytest.raises(RuntimeError, match="the second pass failed"):
+        build(settings_for(inputs, soup_seeds=[1, 2], **second_pass), tmp_path / "soup", work_dir=tmp_path / "work")
+    [(children, count)] = seen_at_the_second_pass
+    assert isinstance(children, SeedChildren) and count == 2  # both started with the first seed, still awaited
+    assert not any(child.is_alive() for child in started)
+    assert not (tmp_path / "soup").exists()

@@ -45,7 +45,7 @@ from st_static.stages.fallback import Fallback, fallback_version
 from st_static.stages.order import TRAINING_STAGES
 from st_static.stages.pieces import Pieces, pieces_version
 from st_static.stages.refinement import TRAINING_FOLDER
-from st_static.stages.soup import Soup, seeds_beside_own_training
+from st_static.stages.soup import Soup, seeds_beside_own_training, stop_seeds
 from st_static.stages.storage import Storage
 from st_static.teachers import teacher_dimension
 from st_static.training.records import HISTORY_FILE_NAME
@@ -125,7 +125,10 @@ def run_pipeline(
         build.beside_training = seeds_beside_own_training
     _check_inputs(build)
     timer = StageTimer(evaluate)
-    timer.run(build, STAGES)
+    try:
+        timer.run(build, STAGES)
+    finally:
+        stop_seeds(build)  # a stage after the refinement failed or was interrupted while a soup's seeds trained
     if build.model is None:
         raise RuntimeError("the build's stages left no model")
     refined_path = build.refined()

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from sentence_transformers import SentenceTransformer
 
@@ -74,6 +74,16 @@ def peak_memory_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class BackgroundTrainings(Protocol):
+    """Trainings running in child processes (a soup's other seeds, :class:`st_static.stages.soup.SeedChildren`)."""
+
+    def finish(self, at_once: int) -> None:
+        """Run every training to its end, ``at_once`` at a time."""
+
+    def stop(self) -> None:
+        """Stop every training still running."""
+
+
 @dataclass
 class Build:
     """One build as its stages see it: its inputs, then what each stage left for the later ones."""
@@ -100,6 +110,8 @@ class Build:
     beside_training: Callable[[Build], AbstractContextManager[None]] | None = None
     """What runs beside the refinement's training when the refinement stage trains (a soup's other seeds); the
     pipeline sets it."""
+    background_trainings: BackgroundTrainings | None = None
+    """Trainings started in child processes that a later stage awaits (a soup's other seeds)."""
     model: SentenceTransformer | None = None
     """The latest stage's model."""
     model_path: Path | None = None

@@ -4,9 +4,9 @@ soup, Wortsman et al. 2022), in ``soup-KEY/`` (a saved model), before the fallba
 
 Each seed's training is the refinement (and second pass) of the build with that seed, in its own
 ``contrastive-KEY/`` (``distillation-KEY/``) and ``second-pass-KEY/`` folders: a finished one is reused, an
-interrupted build resumes with the seeds it lacks. The seeds train in child processes, beside the first seed's
-training when the refinement stage runs it (as many at once as the CPU holds at ``num_threads`` each), each child
-writing its log to ``seed-N-training.log`` in the work folder.
+interrupted build resumes with the seeds it lacks. The seeds train in child processes, started when the refinement
+stage trains the first seed (:func:`trainings_at_once` at a time) and awaited by this stage, so the first seed's
+second pass runs beside them; each child writes its log to ``seed-N-training.log`` in the work folder.
 
 Issue 65 (benchmarks/results/2026-11-30-thirteen-languages-seed-soup.md): the 13-language recipe with seeds 0 and 1,
 averaged after their second passes, reads Tatoeba 89.44 (88.78 and 89.18 apart), Tux Paint 54.84 (54.60, 54.66) and
@@ -60,9 +60,9 @@ class Soup(FolderStage):
         return stage_key(build.trained_key, STAGE, [seed_trained_key(build, seed) for seed in soup_seeds(build)])
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
+        if not (folder / "modules.json").is_file():
+            wait_for_seeds(build)
         if is_first_process() and not (folder / "modules.json").is_file():
-            with seeds_trained_beside(build):
-                pass  # the refinement stage started them when it trained; a reused one left them to this stage
             seeds = soup_seeds(build)
             others = [seed_trained_folder(build, seed) for seed in seeds]
             average_tables(build.trained(), others, folder, [build.settings.refinement.seed, *seeds])
@@ -110,42 +110,58 @@ def missing_seeds(build: Build) -> list[int]:
     return [seed for seed in soup_seeds(build) if not (seed_trained_folder(build, seed) / "modules.json").is_file()]
 
 
-def seeds_beside_own_training(build: Build) -> contextlib.AbstractContextManager[None]:
-    """:func:`seeds_trained_beside` the first seed's training (the refinement stage's ``beside_training``)."""
-    return seeds_trained_beside(build, beside_own=True)
+def trainings_at_once(build: Build) -> int:
+    """How many seeds train at once, the build's own included: two per place of the CPU (its cores over
+    ``num_threads``). A core takes two small-step trainings in turn at about the speed it gives one, so a soup of
+    more seeds than places ends when its steps are done over all the cores, where rounds of one training per place
+    leave a core idle in the last (three seeds on two cores: about 1.5 trainings' time against 2). Each child holds
+    its own copy of the pairs and the table in memory."""
+    threads = build.settings.refinement.num_threads or torch.get_num_threads()
+    return 2 * max(1, (os.cpu_count() or 1) // threads)
 
 
 @contextlib.contextmanager
-def seeds_trained_beside(build: Build, beside_own: bool = False) -> Iterator[None]:
-    """Train the soup's missing seeds in child processes while the block runs (``beside_own``: the block trains the
-    first seed, which takes one of the CPU's places), and wait for them when it ends; when the block raises (an
-    interrupt), stop them.
+def seeds_beside_own_training(build: Build) -> Iterator[None]:
+    """The refinement stage's ``beside_training``: start the soup's missing seeds in child processes as the first
+    seed's training starts, leaving them to :func:`wait_for_seeds` (the first seed's second pass runs meanwhile);
+    stop them if the training raises (an interrupt). Under ``torchrun`` the soup stage trains them instead."""
+    missing = missing_seeds(build)
+    if missing and launched_processes() == 1 and build.background_trainings is None:
+        children = SeedChildren(build, missing)
+        children.start(trainings_at_once(build) - 1)
+        build.background_trainings = children
+    try:
+        yield
+    except BaseException:
+        stop_seeds(build)
+        raise
 
-    Under ``torchrun`` the seeds train one after another in the launched processes instead (every process runs the
-    refinement stage with the seed's settings), after the block.
+
+def wait_for_seeds(build: Build) -> None:
+    """Run the soup's seeds to their end: await the children the refinement stage started, and train the seeds still
+    missing (a reused refinement started none) in children, :func:`trainings_at_once` at a time. Under ``torchrun``
+    the launched processes train the missing seeds one after another, together.
 
     Raises:
         RuntimeError: Naming the seed and its log when a child's training failed.
     """
-    missing = missing_seeds(build)
-    if not missing:
-        yield
-        return
     if launched_processes() > 1:
-        yield
-        for seed in missing:
+        for seed in missing_seeds(build):
             _train_seed(seed_settings(build.settings, seed), build.work_dir)
         return
-    threads = build.settings.refinement.num_threads or torch.get_num_threads()
-    places = max(1, (os.cpu_count() or 1) // threads)
-    children = SeedChildren(build, missing)
+    children = build.background_trainings or SeedChildren(build, missing_seeds(build))
+    build.background_trainings = children
     try:
-        children.start(places - (1 if beside_own else 0))
-        yield
-        children.finish(places)
-    except BaseException:
-        children.stop()
-        raise
+        children.finish(trainings_at_once(build))
+    finally:
+        stop_seeds(build)  # nothing left to stop when they finished; the others when one failed or on an interrupt
+
+
+def stop_seeds(build: Build) -> None:
+    """Stop the seeds' children the build started, if any still run (a stage failed or was interrupted)."""
+    if build.background_trainings is not None:
+        build.background_trainings.stop()
+        build.background_trainings = None
 
 
 class SeedChildren:
@@ -161,9 +177,9 @@ class SeedChildren:
         """Where the child training ``seed`` writes its log and progress lines."""
         return self.build.work_dir / f"seed-{seed}-training.log"
 
-    def start(self, places: int) -> None:
-        """Start waiting seeds until ``places`` children run."""
-        while self.waiting and len(self.running) < places:
+    def start(self, at_once: int) -> None:
+        """Start waiting seeds until ``at_once`` children run."""
+        while self.waiting and len(self.running) < at_once:
             seed = self.waiting.pop(0)
             logger.info("Training seed %d in a child process (log: %s).", seed, self.log(seed).name)
             child = self.context.Process(
@@ -174,14 +190,14 @@ class SeedChildren:
             child.start()
             self.running[seed] = child
 
-    def finish(self, places: int) -> None:
-        """Run every seed to its end, ``places`` at a time.
+    def finish(self, at_once: int) -> None:
+        """Run every seed to its end, ``at_once`` at a time.
 
         Raises:
             RuntimeError: Naming the seed and its log when a child failed.
         """
         while self.waiting or self.running:
-            self.start(places)
+            self.start(at_once)
             for seed, child in list(self.running.items()):
                 child.join(timeout=1)
                 if child.exitcode is None:
