@@ -145,10 +145,16 @@ def test_an_interrupted_build_stops_its_children(inputs, tmp_path):
     assert not started[0].is_alive() and not children.running and not children.waiting
 
 
-def test_two_trainings_share_each_place_of_the_cpu(inputs, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("seeds", "threads", "at_once"),
+    [([1], 1, 2), ([1, 2], 1, 3), ([1, 2, 3], 1, 2), ([1, 2, 3, 4], 1, 3), ([1, 2], 2, 1), ([1, 2, 3], None, 2)],
+)
+def test_no_last_round_of_trainings_leaves_a_core_idle(inputs, tmp_path, monkeypatch, seeds, threads, at_once):
+    """Two cores: full rounds of one training per place, the rest spread over them."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert trainings_at_once(prepare_build(settings_for(inputs, soup_seeds=[1, 2]), tmp_path)) == 4
-    assert trainings_at_once(prepare_build(settings_for(inputs, soup_seeds=[1], num_threads=2), tmp_path)) == 2
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)  # what None (torch's own setting) reads
+    built = prepare_build(settings_for(inputs, soup_seeds=seeds, num_threads=threads), tmp_path)
+    assert trainings_at_once(built) == at_once
 
 
 def test_the_seeds_train_on_past_the_refinement_and_a_later_failure_stops_them(inputs, tmp_path, monkeypatch):

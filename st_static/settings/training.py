@@ -87,7 +87,8 @@ class RefinementSettings:
         None,
         "More seeds (e.g. 1 or 1,2) whose refinements, trained beside the first from the same reduced table, are "
         "averaged with it row by row into one table (a model soup) before the later stages; each seed's training "
-        "is its own cached stage. Fits a two-core CPU at --num-threads 1 in the time of one training.",
+        "is its own cached stage. At --num-threads 1 one training runs per CPU core, and seeds that would leave a "
+        "core idle in a last round share the cores instead: on two cores two seeds train in about the time of one.",
         cli="comma",
     )
     num_threads: int | None = setting(

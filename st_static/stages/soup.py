@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import multiprocessing
 import os
 import sys
@@ -111,13 +112,16 @@ def missing_seeds(build: Build) -> list[int]:
 
 
 def trainings_at_once(build: Build) -> int:
-    """How many seeds train at once, the build's own included: two per place of the CPU (its cores over
-    ``num_threads``). A core takes two small-step trainings in turn at about the speed it gives one, so a soup of
-    more seeds than places ends when its steps are done over all the cores, where rounds of one training per place
-    leave a core idle in the last (three seeds on two cores: about 1.5 trainings' time against 2). Each child holds
-    its own copy of the pairs and the table in memory."""
+    """How many of the soup's trainings (the build's own included) run at once: as many full rounds of one training
+    per place of the CPU (its cores over ``num_threads``) as the trainings fill, the rest spread over those rounds,
+    so that no last round leaves a place idle. Three seeds on two cores train at once: a core shared by two of them
+    gives each about half its speed (a tenth or so lost to the sharing), where a last round of one would leave a
+    core idle for a whole training (``benchmarks/results/2026-11-30-thirteen-languages-three-seeds.md``). Each
+    training holds its own copy of the pairs and the table in memory."""
     threads = build.settings.refinement.num_threads or torch.get_num_threads()
-    return 2 * max(1, (os.cpu_count() or 1) // threads)
+    places = max(1, (os.cpu_count() or 1) // threads)
+    trainings = 1 + len(soup_seeds(build))
+    return math.ceil(trainings / max(1, trainings // places))
 
 
 @contextlib.contextmanager
