@@ -45,7 +45,7 @@ from st_static.stages.fallback import Fallback, fallback_version
 from st_static.stages.order import TRAINING_STAGES
 from st_static.stages.pieces import Pieces, pieces_version
 from st_static.stages.refinement import TRAINING_FOLDER
-from st_static.stages.soup import Soup, seeds_beside_own_training, stop_seeds
+from st_static.stages.soup import Soup, start_seeds_beside_own_training, stop_seeds
 from st_static.stages.storage import Storage
 from st_static.teachers import teacher_dimension
 from st_static.training.records import HISTORY_FILE_NAME
@@ -122,7 +122,7 @@ def run_pipeline(
     """
     build = prepare_build(settings, work_dir, corpus, metadata)
     if settings.refinement.soup_seeds:
-        build.beside_training = seeds_beside_own_training
+        build.beside_training = start_seeds_beside_own_training
     _check_inputs(build)
     timer = StageTimer(evaluate)
     try:

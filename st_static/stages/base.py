@@ -17,7 +17,6 @@ import resource
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -107,9 +106,9 @@ class Build:
     """The second contrastive pass's folder (the model with ``training/``), when it ran."""
     soup_path: Path | None = None
     """The seed soup's folder (the averaged model), when it ran."""
-    beside_training: Callable[[Build], AbstractContextManager[None]] | None = None
-    """What runs beside the refinement's training when the refinement stage trains (a soup's other seeds); the
-    pipeline sets it."""
+    beside_training: Callable[[Build], None] | None = None
+    """Starts what trains beside the refinement's training when the refinement stage trains (a soup's other seeds,
+    in :attr:`background_trainings`); the pipeline sets it."""
     background_trainings: BackgroundTrainings | None = None
     """Trainings started in child processes that a later stage awaits (a soup's other seeds)."""
     model: SentenceTransformer | None = None

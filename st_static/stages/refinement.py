@@ -10,7 +10,6 @@ key it always had).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -72,17 +71,17 @@ class Refinement(FolderStage):
             if build.reduced is None:
                 raise RuntimeError("the stages ran out of order: no reduced table yet")
             pairs = training_pairs(build)
-            beside = build.beside_training(build) if build.beside_training else contextlib.nullcontext()
-            with beside:  # a soup's other seeds train meanwhile
-                refine_table(
-                    build.reduced,
-                    build.extracted(),
-                    build.settings,
-                    folder,
-                    pairs,
-                    build.long_texts,
-                    build.second_targets,
-                )
+            if build.beside_training is not None:
+                build.beside_training(build)  # a soup's other seeds start training meanwhile
+            refine_table(
+                build.reduced,
+                build.extracted(),
+                build.settings,
+                folder,
+                pairs,
+                build.long_texts,
+                build.second_targets,
+            )
         barrier()
         build.refined_path = build.model_path = folder
         build.model = build.record_inputs(load_model(folder))

@@ -19,14 +19,12 @@ had.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import math
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterator
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
@@ -61,9 +59,10 @@ class Soup(FolderStage):
         return stage_key(build.trained_key, STAGE, [seed_trained_key(build, seed) for seed in soup_seeds(build)])
 
     def run_in(self, build: Build, folder: Path) -> SentenceTransformer:
-        if not (folder / "modules.json").is_file():
-            wait_for_seeds(build)
-        if is_first_process() and not (folder / "modules.json").is_file():
+        finished = (folder / "modules.json").is_file()
+        if not finished:
+            wait_for_seeds(build)  # every process: under torchrun they train the missing seeds together
+        if is_first_process() and not finished:
             seeds = soup_seeds(build)
             others = [seed_trained_folder(build, seed) for seed in seeds]
             average_tables(build.trained(), others, folder, [build.settings.refinement.seed, *seeds])
@@ -124,21 +123,15 @@ def trainings_at_once(build: Build) -> int:
     return math.ceil(trainings / max(1, trainings // places))
 
 
-@contextlib.contextmanager
-def seeds_beside_own_training(build: Build) -> Iterator[None]:
+def start_seeds_beside_own_training(build: Build) -> None:
     """The refinement stage's ``beside_training``: start the soup's missing seeds in child processes as the first
-    seed's training starts, leaving them to :func:`wait_for_seeds` (the first seed's second pass runs meanwhile);
-    stop them if the training raises (an interrupt). Under ``torchrun`` the soup stage trains them instead."""
+    seed's training starts, leaving them to :func:`wait_for_seeds` (the first seed's second pass runs meanwhile;
+    the pipeline stops them if a stage fails). Under ``torchrun`` the soup stage trains them instead."""
     missing = missing_seeds(build)
     if missing and launched_processes() == 1 and build.background_trainings is None:
         children = SeedChildren(build, missing)
         children.start(trainings_at_once(build) - 1)
         build.background_trainings = children
-    try:
-        yield
-    except BaseException:
-        stop_seeds(build)
-        raise
 
 
 def wait_for_seeds(build: Build) -> None:
@@ -154,11 +147,9 @@ def wait_for_seeds(build: Build) -> None:
             _train_seed(seed_settings(build.settings, seed), build.work_dir)
         return
     children = build.background_trainings or SeedChildren(build, missing_seeds(build))
-    build.background_trainings = children
-    try:
-        children.finish(trainings_at_once(build))
-    finally:
-        stop_seeds(build)  # nothing left to stop when they finished; the others when one failed or on an interrupt
+    build.background_trainings = children  # the pipeline stops them if one fails or the build is interrupted
+    children.finish(trainings_at_once(build))
+    build.background_trainings = None
 
 
 def stop_seeds(build: Build) -> None:
