@@ -388,7 +388,7 @@ def test_sigterm_during_an_import_stops_the_command_after_the_import(tmp_path):
     script = textwrap.dedent(
         f"""
         import signal, sys, time
-        from st_static.cli.app import Terminated, _raise_terminated
+        from st_static.signals import Terminated, _raise_terminated
         signal.signal(signal.SIGTERM, _raise_terminated)
         sys.path.insert(0, {str(tmp_path)!r})
         try:

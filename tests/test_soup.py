@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from tqdm import tqdm
 
 import st_static
+from st_static.files import staged_folder
 from st_static.pipeline.publish import build
 from st_static.pipeline.run import prepare_build
 from st_static.settings import BuildSettings, RefinementSettings, SettingsError
+from st_static.stages import soup
+from st_static.stages.base import Build
 from st_static.stages.refinement import refinement_key_settings
 from st_static.stages.second_pass import SecondPass
-from st_static.stages.soup import SeedChildren, average_tables, trainings_at_once
+from st_static.stages.soup import SeedChildren, average_tables, stop_seeds, trainings_at_once
 
+from .conftest import REPO_ROOT
 from .teachers import make_tiny_teacher
 from .test_build import tiny_settings
 from .test_second_pass import write_pairs
@@ -143,6 +153,77 @@ def test_an_interrupted_build_stops_its_children(inputs, tmp_path):
     assert len(started) == 1 and children.waiting == [2]
     children.stop()
     assert not started[0].is_alive() and not children.running and not children.waiting
+
+
+def hold_a_staging_folder(settings: BuildSettings, work_dir: Path) -> None:
+    """A child's training, fast: it takes tqdm's lock (a semaphore the resource tracker follows, as a real training's
+    progress bar does) and holds its refinement's staging folder until stopped."""
+    tqdm.get_lock()
+    with staged_folder(work_dir / f"contrastive-seed-{settings.refinement.seed}"):
+        time.sleep(120)
+
+
+def held_seed_training(settings: BuildSettings, work_dir: str, log: str) -> None:
+    """The child's own job (its log, its signals) around :func:`hold_a_staging_folder`."""
+    soup._train_seed = hold_a_staging_folder
+    soup._train_seed_logged(settings, work_dir, log)
+
+
+def staging_folders(work: Path) -> list[str]:
+    """The names of the staging folders (``.NAME.tmp-PID-*``) in ``work``."""
+    return [path.name for path in work.glob(".*.tmp-*")]
+
+
+def stop_a_seed_in_its_staging_folder(build_: Build) -> BaseProcess:
+    """Start seed 1 in a child (its job :func:`held_seed_training` once the caller patches ``_train_seed_logged``)
+    and stop it as the pipeline does once its staging folder is there; return the stopped child."""
+    children = SeedChildren(build_, [1])
+    children.start(1)
+    build_.background_trainings = children
+    [child] = children.running.values()
+    deadline = time.monotonic() + 120
+    while not staging_folders(build_.work_dir) and child.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert staging_folders(build_.work_dir), "the child never opened its staging folder"
+    stop_seeds(build_)
+    return child
+
+
+def test_a_child_stopped_by_sigterm_removes_its_staging_folder(inputs, tmp_path, monkeypatch):
+    monkeypatch.setattr(soup, "_train_seed_logged", held_seed_training)
+    child = stop_a_seed_in_its_staging_folder(prepare_build(settings_for(inputs, soup_seeds=[1]), tmp_path))
+    assert child.exitcode == 143  # 128 + SIGTERM: it unwound, where a default SIGTERM ends it at once (-15)
+    assert staging_folders(tmp_path) == [] and not (tmp_path / "contrastive-seed-1").exists()
+    log = (tmp_path / "seed-1-training.log").read_text(encoding="utf-8")
+    assert "The training with seed 1 was stopped by SIGTERM." in log and "Traceback" not in log
+
+
+STOP_SCRIPT = """
+import sys
+from pathlib import Path
+from st_static.pipeline.run import prepare_build
+from st_static.stages import soup
+from tests.test_soup import held_seed_training, settings_for, staging_folders, stop_a_seed_in_its_staging_folder
+
+if __name__ == "__main__":
+    soup._train_seed_logged = held_seed_training
+    work = Path(sys.argv[3])
+    built = prepare_build(settings_for((Path(sys.argv[1]), Path(sys.argv[2])), soup_seeds=[1]), work)
+    child = stop_a_seed_in_its_staging_folder(built)
+    print(child.exitcode, staging_folders(work))
+"""
+
+
+def test_a_stopped_child_leaks_no_semaphore(inputs, tmp_path):
+    """The child's tqdm lock is a named semaphore: a child ended by a bare SIGTERM never releases it, and the
+    resource tracker warns at exit (on stderr, after the parent has ended, so the run is a process of its own)."""
+    folder, teacher = inputs
+    arguments = [sys.executable, "-c", STOP_SCRIPT, str(folder), str(teacher), str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    result = subprocess.run(arguments, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "leaked semaphore" not in result.stderr, result.stderr
+    assert result.stdout.split() == ["143", "[]"], result.stdout  # stopped by SIGTERM, its staging folder removed
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 import st_static.cli.evaluate as evaluate_command
 import st_static.pipeline.publish as publish
 from st_static.cli import app
-from st_static.cli.app import Terminated
 from st_static.files import LOCK_FILE_NAME
+from st_static.signals import Terminated
 
 from .teachers import TINY_CORPUS, make_tiny_teacher
 

@@ -13,44 +13,15 @@ a SIGTERM that arrives while a module is being imported stops the command once t
 from __future__ import annotations
 
 import functools
-import os
 import signal
 import sys
-import threading
 from collections.abc import Callable
-from types import FrameType
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from st_static.errors import StStaticError
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` so that the same clean-up runs."""
-
-
-_IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
-_RETRY_SECONDS = 0.05
-
-
-def _raise_terminated(signal_number: int, frame: FrameType | None) -> None:
-    """Raise :class:`Terminated`, except inside an import: a module stopped halfway (numpy's, torch's) breaks the
-    clean-up that follows, so the signal is sent again a moment later until the import is done."""
-    if _inside_import(frame):
-        timer = threading.Timer(_RETRY_SECONDS, os.kill, (os.getpid(), signal_number))
-        timer.daemon = True
-        timer.start()
-        return
-    raise Terminated(signal_number)
-
-
-def _inside_import(frame: FrameType | None) -> bool:
-    while frame is not None:
-        if frame.f_code.co_filename in _IMPORT_MACHINERY:
-            return True
-        frame = frame.f_back
-    return False
+from st_static.signals import sigterm_raises_terminated, stop_signal
 
 
 class CommandLine(typer.Typer):
@@ -58,15 +29,8 @@ class CommandLine(typer.Typer):
     :class:`Terminated` for the length of the command."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            previous = signal.signal(signal.SIGTERM, _raise_terminated)
-        except ValueError:  # not the main thread: signals stay as they are
-            previous = None
-        try:
+        with sigterm_raises_terminated():
             return super().__call__(*args, **kwargs)
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
 
 
 app = CommandLine(
@@ -88,7 +52,7 @@ def fail(message: str, exit_code: int = 1) -> typer.Exit:
 
 def _report_stop(error: KeyboardInterrupt, resume: str | None) -> int:
     """Print the one line of a command stopped by a signal; return its exit code (128 + the signal number)."""
-    number = signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT
+    number = stop_signal(error)
     name = "SIGTERM" if number == signal.SIGTERM else "Ctrl-C (SIGINT)"
     hint = resume or "nothing half-written was left (outputs are published whole or not at all)"
     end_of_progress_line = "\n" if sys.stderr.isatty() else ""

@@ -25,8 +25,10 @@ import math
 import multiprocessing
 import os
 import sys
+import time
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import TextIO
 
 import torch
 from sentence_transformers import SentenceTransformer
@@ -36,6 +38,7 @@ from st_static.files import staged_folder
 from st_static.model.empty_text import attach_empty_text_dense
 from st_static.model.save_load import load_model, write_model
 from st_static.settings import BuildSettings
+from st_static.signals import sigterm_raises_terminated, stop_signal
 from st_static.stages.base import Build, FolderStage, prepare_build, stage_key
 from st_static.stages.order import TRAINING_STAGES
 from st_static.stages.refinement import Refinement
@@ -45,6 +48,9 @@ logger = logging.getLogger(__name__)
 
 STAGE = "soup"
 """The stage's entry in the model's ``stages``."""
+
+STOP_SECONDS = 10.0
+"""How long a child stopped by SIGTERM may take to unwind (its staging folder removed) before it is killed."""
 
 
 class Soup(FolderStage):
@@ -204,31 +210,51 @@ class SeedChildren:
                     )
 
     def stop(self) -> None:
-        """Stop every child (their finished folders stay; an unfinished one leaves only its staging folder)."""
+        """Stop every child by SIGTERM, which unwinds its training: its finished folders stay, its staging folder
+        is removed. One still running after :data:`STOP_SECONDS` is killed (a rerun removes what it left)."""
         self.waiting.clear()
         for child in self.running.values():
             child.terminate()
+        deadline = time.monotonic() + STOP_SECONDS
         for child in self.running.values():
-            child.join()
+            child.join(timeout=max(0.0, deadline - time.monotonic()))
+            if child.exitcode is None:
+                child.kill()
+                child.join()
         self.running.clear()
 
 
 def _train_seed_logged(settings: BuildSettings, work_dir: str, log: str) -> None:
-    """A child process's job: :func:`_train_seed`, its log, progress lines and any error written to ``log``."""
-    with open(log, "a", encoding="utf-8", buffering=1) as stream:
-        sys.stderr = stream
-        handler = logging.StreamHandler(stream)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        package = logging.getLogger("st_static")
-        package.addHandler(handler)
-        package.setLevel(logging.INFO)
+    """A child process's job: :func:`_train_seed`, its log, progress lines and any error written to ``log``. SIGTERM
+    (the parent stopping it) and Ctrl-C unwind it as they do the command line, so its staging folder is removed and
+    its semaphores (tqdm's lock) released; it then exits with 128 + the signal number.
+
+    Raises:
+        SystemExit: With 143 (SIGTERM) or 130 (Ctrl-C) when stopped.
+    """
+    with open(log, "a", encoding="utf-8", buffering=1) as stream, sigterm_raises_terminated():
+        _log_to(stream)
         try:
             _train_seed(settings, Path(work_dir))
         except Exception:
             logger.exception("The training with seed %d failed.", settings.refinement.seed)
             raise
+        except KeyboardInterrupt as error:
+            number = stop_signal(error)
+            logger.info("The training with seed %d was stopped by %s.", settings.refinement.seed, number.name)
+            raise SystemExit(128 + number) from None
         finally:
             sys.stderr = sys.__stderr__
+
+
+def _log_to(stream: TextIO) -> None:
+    """Send this process's stderr (progress lines) and the package's log records (INFO and up) to ``stream``."""
+    sys.stderr = stream
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    package = logging.getLogger("st_static")
+    package.addHandler(handler)
+    package.setLevel(logging.INFO)
 
 
 def _train_seed(settings: BuildSettings, work_dir: Path) -> None:
