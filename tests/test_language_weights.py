@@ -1,20 +1,27 @@
 """More contrastive batches for a language (``--language-weights ja=3``): the weighted round robin over the
-language pairs' datasets, the setting and its checks, and a refinement that trains in that order and records it."""
+language pairs' datasets, the setting and its checks (a weight the pair files cannot fill refused before any stage),
+and a refinement that trains in that order and records it."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import torch
 from sentence_transformers.base.sampler import RoundRobinBatchSampler
 from torch.utils.data import BatchSampler, ConcatDataset, RandomSampler
+from typer.testing import CliRunner
 
+from st_static.cli import app
 from st_static.cli.options import settings_from_options
 from st_static.settings import BuildSettings, RefinementSettings, SettingsError
 from st_static.training import HISTORY_FILE_NAME, refine_by_translation
 from st_static.training.sampler import WeightedRoundRobinBatchSampler, batches_per_round
 
+from .test_hostile_inputs import assert_one_error_line
+from .test_pipeline_input_checks import check, write_pairs
 from .test_training import make_model, make_sentences, make_words, translate
 
 
@@ -144,3 +151,94 @@ def test_a_weight_beyond_the_batches_a_language_makes_is_refused_before_training
         refine_by_translation(
             model, pairs, steps=4, batch_size=16, validation_size=10, eval_steps=2, language_weights={"fr": 9}
         )
+
+
+# ------------------------------------------------------------------------ refused before any stage runs
+def numbered_pairs(path: Path, count: int, language: str) -> Path:
+    """A pair file of ``count`` distinct pairs (``count`` lines under the header)."""
+    return write_pairs(path, [f"the sentence {index}\t{language} Satz {index}" for index in range(count)])
+
+
+def weighted_settings(tmp_path: Path, de: int, fr: int, weights: dict[str, int], **values) -> BuildSettings:
+    """A cross-lingual build of ``de`` German and ``fr`` French pairs with ``language_weights``."""
+    german, french = numbered_pairs(tmp_path / "en-de.tsv", de, "de"), numbered_pairs(tmp_path / "en-fr.tsv", fr, "fr")
+    return BuildSettings.from_flat(
+        languages=["en", "de", "fr"], parallel=[f"de={german}", f"fr={french}"], language_weights=weights, **values
+    )
+
+
+def test_the_build_command_refuses_a_weight_the_pair_lines_cannot_fill_before_any_stage(tmp_path, no_teacher):
+    german, french = numbered_pairs(tmp_path / "en-de.tsv", 40, "de"), numbered_pairs(tmp_path / "en-fr.tsv", 11, "fr")
+    arguments = ["build", "--teacher", "never-loaded", "--parallel", f"de={german}", "--parallel", f"fr={french}"]
+    arguments += ["--languages", "en,de,fr", "--language-weights", "fr=3", "--batch-size", "4"]
+    result = CliRunner().invoke(app, [*arguments, "--out", str(tmp_path / "m"), "--dim", "8"])
+    assert_one_error_line(
+        result,
+        f"error: --language-weights fr=3: the contrastive training takes 3 batches of fr's pairs per round, but its "
+        f"pair files (--parallel fr={french}) hold 11 pair line(s), at most 2 batch(es) of 4 (--batch-size): lower "
+        "its weight to 2 or less, or give fr more pairs.",
+    )
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(("fr", "fits"), [(12, True), (11, False)])
+def test_a_weight_fits_when_the_pair_lines_make_that_many_batches(tmp_path, fr, fits):
+    settings = weighted_settings(tmp_path, 40, fr, {"fr": 3}, batch_size=4)
+    if fits:
+        check(settings)  # 12 lines: 3 batches of 4
+    else:
+        with pytest.raises(SettingsError, match=re.escape("hold 11 pair line(s), at most 2 batch(es) of 4")):
+            check(settings)
+
+
+def test_extra_pairs_count_toward_the_lines_of_their_language(tmp_path):
+    extra = numbered_pairs(tmp_path / "words.tsv", 2, "dictionary")
+    check(weighted_settings(tmp_path, 40, 10, {"fr": 3}, batch_size=4, extra_pairs={"fr": str(extra)}))
+    with pytest.raises(SettingsError, match=re.escape(f"(--parallel fr={tmp_path / 'en-fr.tsv'}) hold 10 pair")):
+        check(weighted_settings(tmp_path, 40, 10, {"fr": 3}, batch_size=4))
+
+
+def test_a_language_with_fewer_pairs_than_a_batch_sets_the_batch_the_check_counts_in(tmp_path):
+    # 10 German pairs make the training's batch 10 instead of 16: 30 French lines make 3 batches of it, not 1 of 16
+    check(weighted_settings(tmp_path, 10, 30, {"fr": 3}, batch_size=16))
+    expected = "at most 3 batch(es) of 10 (--batch-size 16 shrinks to the 10 pairs of en-de): lower its weight to 3"
+    with pytest.raises(SettingsError, match=re.escape(expected)):
+        check(weighted_settings(tmp_path, 10, 30, {"fr": 4}, batch_size=16))
+
+
+def test_the_second_pass_counts_its_own_pair_files_in_its_own_batch(tmp_path):
+    second_german = numbered_pairs(tmp_path / "second-de.tsv", 20, "de")
+    second_french = numbered_pairs(tmp_path / "second-fr.tsv", 20, "fr")
+    both = [f"de={second_german}", f"fr={second_french}"]
+    values = {"batch_size": 4, "second_pass_batch_size": 8}  # the first pass's 40 lines make 10 batches of 4
+    check(weighted_settings(tmp_path, 40, 40, {"fr": 2}, second_pass_pairs=both, **values))
+    with pytest.raises(SettingsError) as error:
+        check(weighted_settings(tmp_path, 40, 40, {"fr": 3}, second_pass_pairs=both, **values))
+    assert str(error.value) == (
+        "--language-weights fr=3: the second contrastive pass takes 3 batches of fr's pairs per round, but its pair "
+        f"files (--second-pass-pairs fr={second_french}) hold 20 pair line(s), at most 2 batch(es) of 8 "
+        "(--second-pass-batch-size): lower its weight to 2 or less, or give fr more pairs."
+    )
+    # a second pass on French pairs alone has no round robin to weigh
+    check(weighted_settings(tmp_path, 40, 40, {"fr": 3}, second_pass_pairs=[f"fr={second_french}"], **values))
+
+
+@pytest.mark.parametrize(
+    ("weights", "values"),
+    [
+        ({"fr": 3}, {"crosslingual_distillation": True}),  # that dataset's batch is known after the extraction only
+        ({"fr": 3}, {"loss": "distillation"}),  # no language pair trains
+        ({"fr": 1}, {}),  # one batch per round: the plain round robin
+    ],
+)
+def test_a_weight_the_training_may_accept_is_left_to_it(tmp_path, weights, values):
+    check(weighted_settings(tmp_path, 40, 11, weights, batch_size=4, **values))
+
+
+def test_one_paired_language_has_no_round_robin_to_weigh(tmp_path):
+    french = numbered_pairs(tmp_path / "en-fr.tsv", 11, "fr")
+    check(
+        BuildSettings.from_flat(
+            languages=["en", "fr"], parallel=[f"fr={french}"], language_weights={"fr": 3}, batch_size=4
+        )
+    )

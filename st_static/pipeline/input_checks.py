@@ -1,4 +1,5 @@
-"""The build's inputs checked before the teacher pass: files, source filters, what they leave, and dimensions.
+"""The build's inputs checked before the teacher pass: files, source filters, what they leave, language weights and
+dimensions.
 
 Every check here reads files or settings only (no teacher weights), so an unusable input ends a build in seconds
 with one message instead of after the teacher pass.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from st_static.data_files import count_lines
 from st_static.extraction.corpus import (
     MIN_CORPUS_SENTENCES,
     CorpusError,
@@ -24,6 +26,7 @@ from st_static.extraction.pair_sources import (
     SourceFilter,
     check_corpus_sources,
     check_pair_sources,
+    read_language_pairs,
     read_pairs,
 )
 from st_static.reduction.pca import removed_components_for
@@ -108,6 +111,8 @@ def check_input_files(settings: BuildSettings, corpus: CorpusSource | None, sour
         _check_pair_count(
             f"The second contrastive pass's pairs ({' '.join(entries)})", language, files, training_filter
         )
+    for training in _weighted_trainings(settings):  # refused now rather than after the extraction
+        _check_language_weights(training, settings, training_filter)
     return InputSizes(corpus_sentences=sentences)
 
 
@@ -156,6 +161,131 @@ def _check_pair_count(
         f"{minimum} {'is' if minimum == 1 else 'are'} needed (rows whose first or second column is empty are left "
         "out)."
     )
+
+
+@dataclass(frozen=True)
+class _PairTraining:
+    """A contrastive training on several language pairs, as a ``--language-weights`` check needs it."""
+
+    name: str
+    """How a message names it (``the contrastive training``)."""
+    batch_option: str
+    """The option that sets its batch size."""
+    batch_size: int
+    files: dict[str, list[str]]
+    """``{language: pair files}``: each language's dataset (its batch size comes from these)."""
+    training_only: dict[str, list[str]]
+    """``{language: pair files}`` that join a language's training split only."""
+    options: dict[str, str]
+    """``{language: the options that gave its files}``."""
+
+
+def _weighted_trainings(settings: BuildSettings) -> list[_PairTraining]:
+    """The contrastive trainings whose rounds ``--language-weights`` weighs and whose batch size is known before the
+    extraction: the refinement (unless a distillation dataset trains beside the pairs) and the second pass, each
+    when it trains on two or more language pairs with a translation-pair loss."""
+    if not any(weight > 1 for weight in (settings.refinement.language_weights or {}).values()):
+        return []
+    from st_static.losses import LOSSES
+    from st_static.training.refinement import loss_names
+
+    names = loss_names(settings.refinement, crosslingual=True)
+    entry = LOSSES.get(names[0])
+    if entry is None or entry.data != "translation_pairs":  # no language pair trains (an unknown loss fails later)
+        return []
+    trainings: list[_PairTraining] = []
+    parallel = settings.parallel_files()
+    if len(names) == 1 and len(parallel) > 1:
+        extra = {language: [path] for language, path in (settings.extra_pairs or {}).items()}
+        options = {
+            language: " ".join(
+                [_parallel_entries(settings, language, paths)]
+                + [f"--extra-pairs {language}={path}" for path in extra.get(language, [])]
+            )
+            for language, paths in parallel.items()
+        }
+        chosen = settings.refinement.batch_size
+        trainings.append(_PairTraining("the contrastive training", "--batch-size", chosen, parallel, extra, options))
+    second = settings.second_pass_files()
+    if len(second) > 1:
+        options = {
+            language: " ".join(f"--second-pass-pairs {language}={path}" for path in paths)
+            for language, paths in second.items()
+        }
+        chosen = settings.second_pass.second_pass_batch_size
+        trainings.append(
+            _PairTraining("the second contrastive pass", "--second-pass-batch-size", chosen, second, {}, options)
+        )
+    return trainings
+
+
+def _check_language_weights(training: _PairTraining, settings: BuildSettings, source_filter: SourceFilter) -> None:
+    """Refuse a ``--language-weights`` weight beyond the batches its language's pair lines can make in ``training``,
+    which :func:`~st_static.training.refinement.refine` would refuse only when the training starts. Certain only:
+    the lines bound the language's training split; the batch is the one the training takes (the fewest pairs of a
+    language, when a language has fewer than a batch); a weight that may fit is left to the training's check.
+
+    Raises:
+        SettingsError: Naming the language, its weight, its pair lines and the batch, if its lines make fewer
+            batches than its weight.
+    """
+    weights = settings.refinement.language_weights or {}
+    lines = {
+        language: _pair_lines([*paths, *training.training_only.get(language, [])])
+        for language, paths in training.files.items()
+        if weights.get(language, 1) > 1
+    }
+    short = {language: count for language, count in lines.items() if count // training.batch_size < weights[language]}
+    if not short:  # the lines make enough batches of the chosen size, so of any smaller one too
+        return
+    batch = _training_batch(training, settings, source_filter)
+    if batch is None:
+        return
+    size, smallest = batch
+    for language, count in short.items():
+        if count // size < weights[language]:
+            raise _weight_refusal(training, language, weights[language], count, size, smallest)
+
+
+def _weight_refusal(
+    training: _PairTraining, language: str, weight: int, lines: int, size: int, smallest: str
+) -> SettingsError:
+    """The refusal of ``language``'s ``weight``: its ``lines`` make too few batches of ``size`` (set by the
+    ``smallest`` language pair when below the chosen batch size)."""
+    most = lines // size
+    batch_of = f"{size} ({training.batch_option})"
+    if size < training.batch_size:
+        batch_of = f"{size} ({training.batch_option} {training.batch_size} shrinks to the {size} pairs of {smallest})"
+    return SettingsError(
+        f"--language-weights {language}={weight}: {training.name} takes {weight} batches of {language}'s pairs per "
+        f"round, but its pair files ({training.options[language]}) hold {lines:,} pair line(s), at most {most} "
+        f"batch(es) of {batch_of}: lower its weight to {max(most, 1)} or less, or give {language} more pairs."
+    )
+
+
+def _training_batch(
+    training: _PairTraining, settings: BuildSettings, source_filter: SourceFilter
+) -> tuple[int, str] | None:
+    """The batch size ``training`` takes and the language pair whose dataset sets it, as
+    :func:`~st_static.training.refine` fits them to the pairs; ``None`` when a language has too few pairs to train
+    (the training says so)."""
+    from st_static.training.datasets import check_translation_pairs, pair_name, plan_split
+
+    sizes: dict[str, int] = {}
+    read = read_language_pairs(training.files, settings.languages[0], source_filter)
+    for languages, pairs in read.items():
+        name = pair_name(languages)
+        first, _ = check_translation_pairs(pairs, name)
+        if len(first) < 2:
+            return None
+        sizes[name] = plan_split(len(first), training.batch_size, settings.refinement.validation_size, name)[0]
+    smallest = min(sizes, key=sizes.__getitem__)
+    return sizes[smallest], smallest
+
+
+def _pair_lines(paths: list[str]) -> int:
+    """The lines of pair files under their headers: at least the pairs they give."""
+    return sum(max(count_lines(path) - 1, 0) for path in paths)
 
 
 def check_dimensions(settings: BuildSettings, teacher_dim: int | None, sizes: InputSizes) -> None:
