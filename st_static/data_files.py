@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
+import io
 import math
 import os
+import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -18,6 +22,40 @@ from st_static.files import write_text_atomically
 
 class DataFormatError(StStaticError, ValueError):
     """A data file does not have the expected columns or values."""
+
+
+_READ_FILES: ContextVar[dict[tuple[str, int, int], bytes] | None] = ContextVar("st_static_read_files", default=None)
+"""The bytes of the files read within :func:`each_file_read_once`, by (real path, size, modification time)."""
+
+
+@contextlib.contextmanager
+def each_file_read_once() -> Iterator[None]:
+    """Within this block (or a call of the function it decorates), :func:`open_data_file` reads each regular file
+    from disk once and serves it again from memory (keyed on real path, size and modification time: a file changed
+    meanwhile is read anew); the bytes are dropped at its end."""
+    token = _READ_FILES.set({})
+    try:
+        yield
+    finally:
+        _READ_FILES.reset(token)
+
+
+def open_data_file(path: Path) -> BinaryIO:
+    """``path`` opened for reading bytes; within :func:`each_file_read_once`, from memory after its first read.
+
+    Raises:
+        OSError: As ``open`` does (e.g. ``FileNotFoundError``).
+    """
+    files = _READ_FILES.get()
+    if files is None:
+        return path.open("rb")
+    status = path.stat()
+    if not stat.S_ISREG(status.st_mode):  # a device or fifo is not kept (nor read whole)
+        return path.open("rb")
+    key = (os.path.realpath(path), status.st_size, status.st_mtime_ns)
+    if key not in files:
+        files[key] = path.read_bytes()
+    return io.BytesIO(files[key])
 
 
 @dataclass(frozen=True)
@@ -53,11 +91,18 @@ def read_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[lis
 
 def read_numbered_tsv(path: str | os.PathLike[str], columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """:func:`read_tsv` with each row's line number: ``(line number, [values of columns])``, empty lines skipped."""
-    path = Path(path)
-    with path.open("rb") as handle:
+    return _read_numbered_rows(Path(path), lambda header: columns)
+
+
+def _read_numbered_rows(
+    path: Path, choose: Callable[[list[str] | None], tuple[str, ...]]
+) -> list[tuple[int, list[str]]]:
+    """:func:`read_numbered_tsv` of the columns ``choose`` names given the header (``None`` for an empty file)."""
+    with open_data_file(path) as handle:
         reader = csv.reader(_utf8_lines(handle, path), delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = next(reader, None)
+            columns = choose(header)
             if header is None:
                 raise DataFormatError(f"{path}: the file is empty (expected a header with {', '.join(columns)}).")
             missing = [column for column in columns if column not in header]
@@ -155,14 +200,22 @@ def read_numbered_translation_pairs(path: str | os.PathLike[str]) -> list[tuple[
         DataFormatError: If the header has fewer than two columns, a row has one field, or there are no rows.
     """
     path = Path(path)
-    with path.open("rb") as handle:
-        header = next(_utf8_lines(handle, path), "").rstrip("\r\n").split("\t")
-    if len(header) < 2:
-        raise DataFormatError(f"{path}: expected at least two tab-separated columns, got header {header}.")
-    rows = read_numbered_tsv(path, (header[0], header[1]))
+    rows = _read_numbered_rows(path, lambda header: _first_two_columns(path, header))
     if not rows:
         raise DataFormatError(f"{path}: no rows.")
     return [(line_number, (row[0], row[1])) for line_number, row in rows]
+
+
+def _first_two_columns(path: Path, header: list[str] | None) -> tuple[str, str]:
+    """The first two columns of a parallel file's ``header`` (``None``: an empty file).
+
+    Raises:
+        DataFormatError: If the header has fewer than two columns.
+    """
+    header = header or [""]  # an empty file or first line: no column
+    if len(header) < 2:
+        raise DataFormatError(f"{path}: expected at least two tab-separated columns, got header {header}.")
+    return header[0], header[1]
 
 
 def comparable_text(text: str) -> str:

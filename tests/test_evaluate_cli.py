@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
+import os
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,3 +137,45 @@ def test_a_model_with_a_default_prompt_scores_as_model_encode_does(word_model, d
     expected = evaluate_tasks(model_encoder(model, fast=False), find_tasks(data_dir, include="stsb-en-test"))
     scores = json.loads(json_path.read_text())["results"]
     assert scores["stsb-en-test"]["score"] == pytest.approx(expected["stsb-en-test"]["score"], abs=1e-6)
+
+
+def write_task_files(data_dir):
+    """A classification file and a retrieval folder in ``data_dir/tasks``."""
+    tasks = data_dir / "tasks"
+    (tasks / "topics-retrieval").mkdir(parents=True)
+    (tasks / "topics.tsv").write_text(
+        "text\tlabel\tsplit\nthe cat\tcat\ttrain\nhello world\tworld\ttrain\nthe cat sat\tcat\ttest\n"
+        "word world\tworld\ttest\n"
+    )
+    (tasks / "topics-retrieval" / "corpus.tsv").write_text("id\ttext\nd1\tthe cat sat on the mat\nd2\thello world\n")
+    (tasks / "topics-retrieval" / "queries.tsv").write_text("id\ttext\nq1\tcat\nq2\tworld\n")
+    (tasks / "topics-retrieval" / "qrels.tsv").write_text("query_id\tdoc_id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+
+
+def test_each_data_file_is_read_once_per_run(model_dir, data_dir, tmp_path, monkeypatch):
+    pytest.importorskip("mteb")
+    write_task_files(data_dir)
+    root, reads, real_open = data_dir.resolve(), Counter(), io.open
+
+    def counting_open(file, *args, **kwargs):
+        if isinstance(file, str | os.PathLike) and Path(file).resolve().is_relative_to(root):
+            reads[Path(file).resolve().relative_to(root).as_posix()] += 1
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)  # pathlib opens through io.open
+    # listed, checked, scored by the model and by the teacher; the classification file is also named as a user's file
+    arguments = [
+        "--data",
+        str(data_dir),
+        "--tasks",
+        f"*,{data_dir / 'tasks' / 'topics.tsv'}",
+        "--teacher",
+        str(model_dir),
+    ]
+    result = runner.invoke(app, ["evaluate", str(model_dir), *arguments, "--json", str(tmp_path / "evaluation.json")])
+    assert result.exit_code == 0, result.output
+    assert "| topics-retrieval | ndcg_at_10 |" in result.stdout and "| msrp-dev | cosine_ap |" in result.stdout
+    retrieval = [f"tasks/topics-retrieval/{name}" for name in ("corpus.tsv", "queries.tsv", "qrels.tsv")]
+    scored = ["sts/stsb-en-test.tsv", "tatoeba/deu-eng.tsv", "pairclass/msrp-dev.tsv", "tasks/topics.tsv", *retrieval]
+    assert dict(reads) == dict.fromkeys(scored, 1)

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from st_static.cli.app import command, fail
+from st_static.data_files import each_file_read_once
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from st_static.evaluation.suite import EvaluationTask
+    from st_static.evaluation.suite import EvaluationTask, ReadTasks
 
 DATA_ENVIRONMENT_VARIABLE = "ST_STATIC_DATA"
 
@@ -59,16 +60,23 @@ def model_languages(model: SentenceTransformer) -> list[str] | None:
 
 
 def teacher_scores(
-    teacher: SentenceTransformer | dict[str, dict[str, Any]], tasks: list[EvaluationTask], prompt: str, batch_size: int
+    teacher: SentenceTransformer | dict[str, dict[str, Any]],
+    tasks: list[EvaluationTask],
+    prompt: str,
+    batch_size: int,
+    contents: ReadTasks | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """The teacher's results on ``tasks``: encoded now for a loaded model, or those of its read evaluation file."""
+    """The teacher's results on ``tasks``: encoded now for a loaded model (on ``contents``, the files as
+    :func:`~st_static.evaluation.suite.check_tasks` read them), or those of its read evaluation file."""
     from st_static.evaluation.encoders import model_encoder
     from st_static.evaluation.suite import distinct_tasks, evaluate_tasks
 
     if isinstance(teacher, dict):
         names = {task.name for task in distinct_tasks(tasks)}
         return {name: result for name, result in teacher.items() if name in names}
-    return evaluate_tasks(model_encoder(teacher, prompt=prompt or None, batch_size=batch_size), tasks)
+    return evaluate_tasks(
+        model_encoder(teacher, prompt=prompt or None, batch_size=batch_size), tasks, contents=contents
+    )
 
 
 def open_teacher(
@@ -98,6 +106,7 @@ def open_teacher(
 
 
 @command()
+@each_file_read_once()  # a data file listed, checked and scored (by the model and the teacher) is read once
 def evaluate(
     model: Annotated[str, typer.Argument(help="Model folder or Hub repo id (anything SentenceTransformer loads).")],
     data: Annotated[
@@ -215,14 +224,15 @@ def evaluate(
         local_tasks = default_tasks(local_tasks, model_languages(loaded))
         if data is not None and not local_tasks:
             raise fail(f"{data} has no dev or test file in the model's languages; choose files with --tasks.")
-    check_tasks(local_tasks)  # a file the evaluation would refuse fails now, before a teacher loads or a score runs
+    contents = check_tasks(local_tasks)  # a file the evaluation would refuse fails now, before a teacher or a score
     teacher_name, teacher_model, prompt_of_teacher = (
         open_teacher(teacher, teacher_prompt, device) if teacher is not None else (None, None, "")
     )
 
     results = {}
     try:
-        results.update(evaluate_tasks(model_encoder(loaded, prompt=prompt, batch_size=batch_size), local_tasks))
+        encoder = model_encoder(loaded, prompt=prompt, batch_size=batch_size)
+        results.update(evaluate_tasks(encoder, local_tasks, contents=contents))
     except UnicodeDecodeError as error:
         raise fail(f"corrupt data file: {_first_line(error)}") from error
     if mteb_tasks:
@@ -234,7 +244,7 @@ def evaluate(
     compared = None
     if teacher_model is not None:
         try:
-            compared = teacher_scores(teacher_model, local_tasks, prompt_of_teacher, batch_size)
+            compared = teacher_scores(teacher_model, local_tasks, prompt_of_teacher, batch_size, contents)
         except UnicodeDecodeError as error:
             raise fail(f"corrupt data file: {_first_line(error)}") from error
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,8 @@ from st_static.evaluation.task_files import (
     distinct_names,
     evaluate_task_file,
     find_task_files,
+    read_task_contents,
     task_file_languages,
-    task_file_texts,
 )
 from st_static.evaluation.translation import evaluate_translation_retrieval, read_bitext_file
 from st_static.model.languages import two_letter_code
@@ -59,7 +59,7 @@ BITEXT_PREFIXES = ("tatoeba", "tuxpaint")
 """First parts of the names of bitext tasks, whose files are named by ISO 639-3 codes (``tatoeba-fra-eng``) and hold
 dev halves (the test halves are withheld)."""
 
-_EVALUATORS: dict[str, Callable[[Encoder, Path], dict[str, Any]]] = {
+_EVALUATORS: dict[str, Callable[[Encoder, Any], dict[str, Any]]] = {  # a task's path, or its read file
     "sts": evaluate_sts,
     "translation": evaluate_translation_retrieval,
     "pair_classification": evaluate_pair_classification,
@@ -107,24 +107,40 @@ _READERS: dict[str, Callable[[Path], object]] = {
     "sts": read_sts_file,
     "translation": read_bitext_file,
     "pair_classification": read_paraphrase_file,
-    "task": task_file_texts,
+    "task": read_task_contents,
 }
 
+ReadTasks = Mapping[tuple[str, str], object]
+"""The read files of tasks by :func:`task_key`, as :func:`check_tasks` returns them."""
 
-def check_tasks(tasks: list[EvaluationTask]) -> None:
-    """Read every task's file with the reader its evaluation uses, so that a file it would refuse fails now.
+
+def task_key(task: EvaluationTask) -> tuple[str, str]:
+    """What makes two tasks one evaluation: their kind and the real path of their file."""
+    return task.kind, os.path.realpath(task.path)
+
+
+def check_tasks(tasks: list[EvaluationTask]) -> ReadTasks:
+    """Read every task's file once, with the reader its evaluation uses, so that a file it would refuse fails now.
+
+    Returns:
+        The read files, for :func:`evaluate_tasks` to score without reading them again.
 
     Raises:
         st_static.data_files.DataFormatError: Naming the first file (and row) that cannot be evaluated.
     """
+    read: dict[tuple[str, str], object] = {}
     for task in tasks:
-        _READERS[task.kind](task.path)
+        key = task_key(task)
+        if key not in read:
+            read[key] = _READERS[task.kind](task.path)
+    return read
 
 
 def evaluate_tasks(
-    encoder: Encoder, tasks: list[EvaluationTask], show_progress_bar: bool = False
+    encoder: Encoder, tasks: list[EvaluationTask], show_progress_bar: bool = False, contents: ReadTasks | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Evaluate ``encoder`` on every task.
+    """Evaluate ``encoder`` on every task: on its file as ``contents`` (from :func:`check_tasks`) holds it, or as read
+    now.
 
     A file named twice is evaluated once; tasks that share a name are named by their paths' ends instead
     (:func:`~st_static.evaluation.task_files.distinct_names`).
@@ -139,7 +155,8 @@ def evaluate_tasks(
     results: dict[str, dict[str, Any]] = {}
     for task in tqdm(tasks, desc="Evaluating", disable=not show_progress_bar):
         logger.info("Evaluating on %s (%s)", task.name, task.path)
-        result = _EVALUATORS[task.kind](encoder, task.path)
+        data = (contents or {}).get(task_key(task), task.path)
+        result = _EVALUATORS[task.kind](encoder, data)
         results[task.name] = {**result, "kind": task.kind}
     return results
 
@@ -149,7 +166,7 @@ def distinct_tasks(tasks: list[EvaluationTask]) -> list[EvaluationTask]:
     seen: set[tuple[str, str]] = set()
     unique = []
     for task in tasks:
-        key = (task.kind, os.path.realpath(task.path))
+        key = task_key(task)
         if key not in seen:
             seen.add(key)
             unique.append(task)
@@ -167,7 +184,7 @@ def task_evaluator(
 
     Task files (``tasks/``) are scored only when ``tasks`` names them. Without ``tasks``, ``languages`` keeps the dev
     and test files in those languages (:func:`default_tasks`: a cross-lingual build scores its own languages' STS,
-    Tatoeba and Tux Paint files, not the other 18). Every selected file is read now.
+    Tatoeba and Tux Paint files, not the other 18). Every selected file is read now, and only now.
 
     Raises:
         FileNotFoundError, NoEvaluationDataError: If the folder or the tasks are missing (checked now).
@@ -180,10 +197,10 @@ def task_evaluator(
         selected = default_tasks(selected, languages)
         if not selected:
             raise NoEvaluationDataError(f"{data_dir}: no dev or test file in the languages {', '.join(languages)}.")
-    check_tasks(selected)
+    contents = check_tasks(selected)
 
     def evaluate(model: Any) -> dict[str, dict[str, Any]]:
-        return evaluate_tasks(model_encoder(model, prompt=prompt), selected)
+        return evaluate_tasks(model_encoder(model, prompt=prompt), selected, contents=contents)
 
     return evaluate
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import io
 import math
 import os
 import stat
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from st_static.data_files import DataFormatError, unreadable_row
+from st_static.data_files import DataFormatError, open_data_file, unreadable_row
 from st_static.errors import StStaticError
 from st_static.model.languages import LANGUAGE_NAMES
 
@@ -73,10 +74,21 @@ def _check_regular_file(path: Path) -> None:
         raise TaskFileError(f"{path}: not a regular file (a device, fifo or socket); a task file is a TSV file.")
 
 
-def _header(path: Path) -> list[str]:
+def _open_text(path: Path) -> io.TextIOWrapper:
+    """A regular file opened as UTF-8 text for ``csv``, a leading BOM dropped (read as
+    :func:`~st_static.data_files.open_data_file` reads it).
+
+    Raises:
+        TaskFileError: If ``path`` is not a regular file.
+        TaskFileNotFoundError: If it does not exist.
+    """
     _check_regular_file(path)
+    return io.TextIOWrapper(open_data_file(path), encoding="utf-8-sig", newline="")
+
+
+def _header(path: Path) -> list[str]:
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
+        with _open_text(path) as handle:
             return next(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), [])
     except csv.Error as error:
         raise unreadable_row(path, 1, error, TaskFileError) from error
@@ -212,9 +224,8 @@ def distinct_names(tasks: Sequence[tuple[str, Path]]) -> list[str]:
 
 def _read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """``(line number, [values of columns])`` of a header-first TSV (quoting off), empty lines skipped."""
-    _check_regular_file(path)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:  # a leading BOM is dropped
+        with _open_text(path) as handle:
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             header = next(reader, None)
             if header is None:
@@ -358,19 +369,48 @@ def read_retrieval_folder(path: str | os.PathLike[str]) -> RetrievalData:
     return RetrievalData(corpus, kept_queries, relevant)
 
 
-def task_file_texts(task: TaskFile | str | os.PathLike[str]) -> list[str]:
+TaskData = LabelledTexts | list[tuple[str, str, int]] | RetrievalData
+"""What the reader of a task's type returns (:func:`read_labelled_texts`, :func:`read_labelled_pairs`,
+:func:`read_retrieval_folder`)."""
+
+
+@dataclass(frozen=True)
+class TaskContents:
+    """A task with its file (or folder) read: scored by ``mteb_task`` and ``run_task`` without reading it again."""
+
+    task: TaskFile
+    data: TaskData
+
+
+def read_task_contents(task: TaskFile | str | os.PathLike[str]) -> TaskContents:
+    """Read a task file or folder with the reader of its type.
+
+    Raises:
+        TaskFileError: If the file does not follow its format.
+    """
+    task = task if isinstance(task, TaskFile) else task_file(task)
+    data: TaskData
+    if task.type == RETRIEVAL:
+        data = read_retrieval_folder(task.path)
+    elif task.type == PAIR_CLASSIFICATION:
+        data = read_labelled_pairs(task.path)
+    else:
+        data = read_labelled_texts(task.path, with_split=task.type == CLASSIFICATION)
+    return TaskContents(task, data)
+
+
+def task_file_texts(task: TaskContents | TaskFile | str | os.PathLike[str]) -> list[str]:
     """Every text a task embeds (as written and stripped), once each: for embedding them elsewhere first (e.g. in
     another process, then scoring with :func:`~st_static.evaluation.encoders.lookup_encoder`).
 
     Raises:
         TaskFileError: If the file does not follow its format.
     """
-    task = task if isinstance(task, TaskFile) else task_file(task)
-    if task.type == RETRIEVAL:
-        data = read_retrieval_folder(task.path)
+    data = (task if isinstance(task, TaskContents) else read_task_contents(task)).data
+    if isinstance(data, RetrievalData):
         texts = [*data.corpus.values(), *data.queries.values()]
-    elif task.type == PAIR_CLASSIFICATION:
-        texts = [text for first, second, _ in read_labelled_pairs(task.path) for text in (first, second)]
+    elif isinstance(data, LabelledTexts):
+        texts = data.texts
     else:
-        texts = read_labelled_texts(task.path, with_split=task.type == CLASSIFICATION).texts
+        texts = [text for first, second, _ in data for text in (first, second)]
     return list(dict.fromkeys(variant for text in texts for variant in (text, text.strip())))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -15,10 +15,12 @@ from st_static.evaluation.task_files.formats import (
     MAIN_METRICS,
     PAIR_CLASSIFICATION,
     RETRIEVAL,
+    LabelledTexts,
+    RetrievalData,
+    TaskContents,
+    TaskData,
     TaskFile,
-    read_labelled_pairs,
-    read_labelled_texts,
-    read_retrieval_folder,
+    read_task_contents,
     task_file,
     task_file_languages,
 )
@@ -55,8 +57,14 @@ def _metadata(task: TaskFile, language: str) -> Any:
     return local_task_metadata(task.name, description, _MTEB_TYPES[task.type], language, MAIN_METRICS[task.type])
 
 
-def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
-    """A real ``mteb`` task over a local task file or folder; its ``load_data`` reads the file (no Hub).
+def _task_data(task: TaskContents | TaskFile) -> TaskData:
+    """The data of a task: those already read, or its file read now."""
+    return (task if isinstance(task, TaskContents) else read_task_contents(task)).data
+
+
+def mteb_task(task: TaskContents | TaskFile | str | os.PathLike[str]) -> Any:
+    """A real ``mteb`` task over a local task file or folder; its ``load_data`` reads the file (no Hub), or takes the
+    data of :class:`TaskContents` (read before).
 
     Classification trains mteb's logistic regression on the whole train half once (``n_experiments=1``, no
     undersampling); clustering is mteb's bootstrapped k-means (k = number of labels; the mean V-measure of
@@ -75,10 +83,10 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
     from mteb.abstasks.pair_classification import AbsTaskPairClassification
     from mteb.abstasks.retrieval import AbsTaskRetrieval
 
-    task = task if isinstance(task, TaskFile) else task_file(task)
+    source = task if isinstance(task, TaskContents | TaskFile) else task_file(task)
+    task = source.task if isinstance(source, TaskContents) else source
     languages = sorted(task_file_languages(task.name))
     language = _MTEB_LANGUAGES.get(languages[0], "eng-Latn") if len(languages) == 1 else "eng-Latn"
-    source = task
 
     def label_ids(labels: list[str], first: set[str] | None = None) -> list[int]:
         """Labels as numbers in sorted order, those in ``first`` numbered before the others."""
@@ -96,7 +104,7 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
             def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
                 if self.data_loaded:
                     return
-                data = read_labelled_texts(source.path, with_split=True)
+                data = cast(LabelledTexts, _task_data(source))
                 # The test half's labels get the first numbers: mteb takes a test half with two labels for a
                 # binary task and scores its average precision with label 1 as positive, which must then exist.
                 # Accuracy does not depend on the numbering.
@@ -122,7 +130,7 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
             def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
                 if self.data_loaded:
                     return
-                data = read_labelled_texts(source.path, with_split=False)
+                data = cast(LabelledTexts, _task_data(source))
                 self.max_documents_per_cluster = len(data.texts)  # each experiment: a bootstrap sample of the file
                 rows = {"sentences": list(data.texts), "labels": label_ids(data.labels)}
                 self.dataset = DatasetDict({"test": Dataset.from_dict(rows)})
@@ -137,12 +145,13 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
             def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
                 if self.data_loaded:
                     return
-                data = read_retrieval_folder(source.path)
+                data = cast(RetrievalData, _task_data(source))
                 corpus = Dataset.from_dict(
                     {"id": list(data.corpus), "text": list(data.corpus.values()), "title": [""] * len(data.corpus)}
                 )
                 queries = Dataset.from_dict({"id": list(data.queries), "text": list(data.queries.values())})
-                split = {"corpus": corpus, "queries": queries, "relevant_docs": data.relevant, "top_ranked": None}
+                relevant = {query: dict(documents) for query, documents in data.relevant.items()}  # mteb's own copy
+                split = {"corpus": corpus, "queries": queries, "relevant_docs": relevant, "top_ranked": None}
                 self.dataset = {"default": {"test": split}}
                 self.data_loaded = True
 
@@ -153,7 +162,7 @@ def mteb_task(task: TaskFile | str | os.PathLike[str]) -> Any:
             def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
                 if self.data_loaded:
                     return
-                pairs = read_labelled_pairs(source.path)
+                pairs = cast(list[tuple[str, str, int]], _task_data(source))
                 columns = {
                     "sentence1": [[first for first, _, _ in pairs]],  # one row holding every pair (mteb's v1 shape)
                     "sentence2": [[second for _, second, _ in pairs]],

@@ -15,6 +15,7 @@ from st_static.evaluation.task_files.formats import (
     PAIR_CLASSIFICATION,
     RETRIEVAL,
     TASK_TYPES,
+    TaskContents,
     TaskFile,
     default_task_files,
     distinct_names,
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 
-def run_task(encoder: Encoder, task: TaskFile | str | os.PathLike[str]) -> dict[str, Any]:
-    """Score ``encoder`` on one task file through ``mteb.evaluate``.
+def run_task(encoder: Encoder, task: TaskContents | TaskFile | str | os.PathLike[str]) -> dict[str, Any]:
+    """Score ``encoder`` on one task file through ``mteb.evaluate`` (:class:`TaskContents`: on the data read before).
 
     Returns:
         ``{"metric", "score" (x100), "type", "size"}``; ``size`` counts test texts, or queries for retrieval.
@@ -40,8 +41,9 @@ def run_task(encoder: Encoder, task: TaskFile | str | os.PathLike[str]) -> dict[
     mteb = _import_mteb()
     from st_static.evaluation.mteb_tasks import MTEBError
 
-    task = task if isinstance(task, TaskFile) else task_file(task)
-    mteb_object = mteb_task(task)
+    source = task if isinstance(task, TaskContents | TaskFile) else task_file(task)
+    task = source.task if isinstance(source, TaskContents) else source
+    mteb_object = mteb_task(source)
     mteb_object.load_data()  # format errors surface here, not wrapped by mteb
     with warnings.catch_warnings(), _quiet_datasets():
         warnings.simplefilter("ignore")  # sklearn convergence notes of mteb's fixed 100-iteration classifier
@@ -89,9 +91,10 @@ def _task_size(mteb_object: Any, task_type: str) -> int:
     return len(dataset["test"])  # classification: the test half; clustering: one row per text
 
 
-def evaluate_task_file(encoder: Encoder, path: str | os.PathLike[str]) -> dict[str, Any]:
-    """:func:`run_task` for one path (the evaluator the suite calls for ``DATA/tasks/`` files)."""
-    return run_task(encoder, path)
+def evaluate_task_file(encoder: Encoder, task: TaskContents | str | os.PathLike[str]) -> dict[str, Any]:
+    """:func:`run_task` for one path or the task read from it (the evaluator the suite calls for ``DATA/tasks/``
+    files)."""
+    return run_task(encoder, task)
 
 
 def evaluate_task_files(
