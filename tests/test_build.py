@@ -377,8 +377,9 @@ def test_the_whole_build_runs_under_torchrun_like_one_process(teacher, corpus, t
     assert single.exit_code == 0, single.output
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
     command = [torchrun, "--nproc-per-node", "2", "--master-port", str(free_port()), "-m", "st_static.cli"]
+    soup = ["--soup-seeds", "1"]  # both processes train seed 1 too, after seed 0
     result = subprocess.run(
-        [*command, *arguments, "--out", str(tmp_path / "two")],
+        [*command, *arguments, *soup, "--out", str(tmp_path / "two")],
         capture_output=True,
         text=True,
         timeout=600,
@@ -400,6 +401,18 @@ def test_the_whole_build_runs_under_torchrun_like_one_process(teacher, corpus, t
     assert history["steps"] == 12  # both processes trained (DDP); the first one wrote the model once
     two = SentenceTransformer(str(tmp_path / "two"), device="cpu")
     assert two.encode(texts).shape == (3, 8) and np.isfinite(two.encode(texts)).all()
+    assert not list((tmp_path / "two.work").glob("seed-*-training.log"))  # no child process: the ranks trained it
+    trained = sorted(tmp_path.glob("two.work/distillation-*"))
+    records = [json.loads((path / "training" / "training_history.json").read_text()) for path in trained]
+    assert sorted(record["settings"]["seed"] for record in records) == [0, 1]
+    losses = [[log["loss"] for log in record["trainer_logs"] if "loss" in log] for record in records]
+    assert len(losses[0]) == 3 and losses[0] != losses[1]  # each seed's batches (the tiny tables keep step 0: best)
+    seeds = [st_static.load_model(path)[0].embedding.weight.detach() for path in trained]
+    (souped,) = (tmp_path / "two.work").glob("soup-*")
+    assert torch.allclose(
+        st_static.load_model(souped)[0].embedding.weight.detach(), (seeds[0] + seeds[1]) / 2, atol=1e-6
+    )
+    assert st_static.load_model(tmp_path / "two")[0].metadata.soup_seeds == [0, 1]
 
 
 def test_training_only_pairs_may_translate_a_training_sentence_again_but_never_a_held_out_one():
