@@ -40,6 +40,14 @@ def each_file_read_once() -> Iterator[None]:
         _READ_FILES.reset(token)
 
 
+def forget_read_files() -> None:
+    """Drop the bytes :func:`each_file_read_once` keeps so far (once what was read from them is parsed and passed on,
+    so a long run does not hold them)."""
+    files = _READ_FILES.get()
+    if files is not None:
+        files.clear()
+
+
 def open_data_file(path: Path) -> BinaryIO:
     """``path`` opened for reading bytes; within :func:`each_file_read_once`, from memory after its first read.
 

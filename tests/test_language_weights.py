@@ -167,7 +167,7 @@ def weighted_settings(tmp_path: Path, de: int, fr: int, weights: dict[str, int],
     )
 
 
-def test_the_build_command_refuses_a_weight_the_pair_lines_cannot_fill_before_any_stage(tmp_path, no_teacher):
+def test_the_build_command_refuses_a_weight_the_pairs_cannot_fill_before_any_stage(tmp_path, no_teacher):
     german, french = numbered_pairs(tmp_path / "en-de.tsv", 40, "de"), numbered_pairs(tmp_path / "en-fr.tsv", 11, "fr")
     arguments = ["build", "--teacher", "never-loaded", "--parallel", f"de={german}", "--parallel", f"fr={french}"]
     arguments += ["--languages", "en,de,fr", "--language-weights", "fr=3", "--batch-size", "4"]
@@ -175,33 +175,47 @@ def test_the_build_command_refuses_a_weight_the_pair_lines_cannot_fill_before_an
     assert_one_error_line(
         result,
         f"error: --language-weights fr=3: the contrastive training takes 3 batches of fr's pairs per round, but its "
-        f"pair files (--parallel fr={french}) hold 11 pair line(s), at most 2 batch(es) of 4 (--batch-size): lower "
-        "its weight to 2 or less, or give fr more pairs.",
+        f"pair files (--parallel fr={french}) leave at most 11 training pair(s) (the validation split held out), 2 "
+        "batch(es) of 4 (--batch-size): lower its weight to 2 or less, or give fr more pairs.",
     )
     assert not (tmp_path / "m").exists()
 
 
 @pytest.mark.parametrize(("fr", "fits"), [(12, True), (11, False)])
-def test_a_weight_fits_when_the_pair_lines_make_that_many_batches(tmp_path, fr, fits):
+def test_a_weight_fits_when_the_pairs_make_that_many_batches(tmp_path, fr, fits):
     settings = weighted_settings(tmp_path, 40, fr, {"fr": 3}, batch_size=4)
     if fits:
         check(settings)  # 12 lines: 3 batches of 4
     else:
-        with pytest.raises(SettingsError, match=re.escape("hold 11 pair line(s), at most 2 batch(es) of 4")):
+        expected = "leave at most 11 training pair(s) (the validation split held out), 2 batch(es) of 4"
+        with pytest.raises(SettingsError, match=re.escape(expected)):
+            check(settings)
+
+
+@pytest.mark.parametrize(("weight", "fits"), [(14, True), (15, False)])
+def test_the_pairs_held_out_for_validation_do_not_count(tmp_path, weight, fits):
+    # 2,000 French pairs make 15 batches of 128, but 128 of them are held out: 1,872 train, 14 batches
+    settings = weighted_settings(tmp_path, 2000, 2000, {"fr": weight}, batch_size=128, validation_size=128)
+    if fits:
+        check(settings)
+    else:
+        expected = "leave at most 1,872 training pair(s) (the validation split held out), 14 batch(es) of 128"
+        with pytest.raises(SettingsError, match=re.escape(expected)):
             check(settings)
 
 
 def test_extra_pairs_count_toward_the_lines_of_their_language(tmp_path):
     extra = numbered_pairs(tmp_path / "words.tsv", 2, "dictionary")
     check(weighted_settings(tmp_path, 40, 10, {"fr": 3}, batch_size=4, extra_pairs={"fr": str(extra)}))
-    with pytest.raises(SettingsError, match=re.escape(f"(--parallel fr={tmp_path / 'en-fr.tsv'}) hold 10 pair")):
+    expected = f"(--parallel fr={tmp_path / 'en-fr.tsv'}) leave at most 10 training pair(s)"
+    with pytest.raises(SettingsError, match=re.escape(expected)):
         check(weighted_settings(tmp_path, 40, 10, {"fr": 3}, batch_size=4))
 
 
 def test_a_language_with_fewer_pairs_than_a_batch_sets_the_batch_the_check_counts_in(tmp_path):
     # 10 German pairs make the training's batch 10 instead of 16: 30 French lines make 3 batches of it, not 1 of 16
     check(weighted_settings(tmp_path, 10, 30, {"fr": 3}, batch_size=16))
-    expected = "at most 3 batch(es) of 10 (--batch-size 16 shrinks to the 10 pairs of en-de): lower its weight to 3"
+    expected = "3 batch(es) of 10 (--batch-size 16 shrinks to the 10 pairs of en-de): lower its weight to 3"
     with pytest.raises(SettingsError, match=re.escape(expected)):
         check(weighted_settings(tmp_path, 10, 30, {"fr": 4}, batch_size=16))
 
@@ -216,8 +230,8 @@ def test_the_second_pass_counts_its_own_pair_files_in_its_own_batch(tmp_path):
         check(weighted_settings(tmp_path, 40, 40, {"fr": 3}, second_pass_pairs=both, **values))
     assert str(error.value) == (
         "--language-weights fr=3: the second contrastive pass takes 3 batches of fr's pairs per round, but its pair "
-        f"files (--second-pass-pairs fr={second_french}) hold 20 pair line(s), at most 2 batch(es) of 8 "
-        "(--second-pass-batch-size): lower its weight to 2 or less, or give fr more pairs."
+        f"files (--second-pass-pairs fr={second_french}) leave at most 20 training pair(s) (the validation split held "
+        "out), 2 batch(es) of 8 (--second-pass-batch-size): lower its weight to 2 or less, or give fr more pairs."
     )
     # a second pass on French pairs alone has no round robin to weigh
     check(weighted_settings(tmp_path, 40, 40, {"fr": 3}, second_pass_pairs=[f"fr={second_french}"], **values))

@@ -198,6 +198,25 @@ def test_a_child_stopped_by_sigterm_removes_its_staging_folder(inputs, tmp_path,
     assert "The training with seed 1 was stopped by SIGTERM." in log and "Traceback" not in log
 
 
+def ignore_sigterm(settings: BuildSettings, work_dir: str, log: str) -> None:
+    """A child's job that ignores SIGTERM (stuck where no signal handler runs) and holds its staging folder."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    hold_a_staging_folder(settings, Path(work_dir))
+
+
+def test_a_child_that_does_not_stop_is_killed_after_the_grace_time(inputs, tmp_path, monkeypatch):
+    monkeypatch.setattr(soup, "_train_seed_logged", ignore_sigterm)
+    monkeypatch.setattr(soup, "STOP_SECONDS", 1.0)
+    started = time.monotonic()
+    child = stop_a_seed_in_its_staging_folder(prepare_build(settings_for(inputs, soup_seeds=[1]), tmp_path))
+    assert child.exitcode == -9 and not child.is_alive()  # SIGKILL, once the grace time had passed
+    assert time.monotonic() - started < 60
+    # what it left is a dead process's staging folder, which the next build of that stage removes
+    assert len(staging_folders(tmp_path)) == 1 and not (tmp_path / "contrastive-seed-1").exists()
+
+
 STOP_SCRIPT = """
 import sys
 from pathlib import Path

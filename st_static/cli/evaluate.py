@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from st_static.cli.app import command, fail
-from st_static.data_files import each_file_read_once
+from st_static.data_files import each_file_read_once, forget_read_files
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -225,6 +225,7 @@ def evaluate(
         if data is not None and not local_tasks:
             raise fail(f"{data} has no dev or test file in the model's languages; choose files with --tasks.")
     contents = check_tasks(local_tasks)  # a file the evaluation would refuse fails now, before a teacher or a score
+    forget_read_files()  # the scores read ``contents``: the bytes of the files listed and checked are not needed
     teacher_name, teacher_model, prompt_of_teacher = (
         open_teacher(teacher, teacher_prompt, device) if teacher is not None else (None, None, "")
     )

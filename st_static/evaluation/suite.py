@@ -184,7 +184,8 @@ def task_evaluator(
 
     Task files (``tasks/``) are scored only when ``tasks`` names them. Without ``tasks``, ``languages`` keeps the dev
     and test files in those languages (:func:`default_tasks`: a cross-lingual build scores its own languages' STS,
-    Tatoeba and Tux Paint files, not the other 18). Every selected file is read now, and only now.
+    Tatoeba and Tux Paint files, not the other 18). Every selected file is read now, and only now: each score is of
+    the files as they were when the evaluator was made.
 
     Raises:
         FileNotFoundError, NoEvaluationDataError: If the folder or the tasks are missing (checked now).

@@ -220,67 +220,62 @@ def _weighted_trainings(settings: BuildSettings) -> list[_PairTraining]:
 
 
 def _check_language_weights(training: _PairTraining, settings: BuildSettings, source_filter: SourceFilter) -> None:
-    """Refuse a ``--language-weights`` weight beyond the batches its language's pair lines can make in ``training``,
-    which :func:`~st_static.training.refinement.refine` would refuse only when the training starts. Certain only:
-    the lines bound the language's training split; the batch is the one the training takes (the fewest pairs of a
-    language, when a language has fewer than a batch); a weight that may fit is left to the training's check.
+    """Refuse a ``--language-weights`` weight beyond the batches its language's training split can make in
+    ``training``, which :func:`~st_static.training.refinement.refine` would refuse only when the training starts.
+    Certain only: a language's split is read as the training reads it (its pairs, less those held out for validation,
+    plus at most the lines of its training-only files), and the batch is the one the training takes (the fewest
+    pairs of a language, when a language has fewer than a batch).
 
     Raises:
-        SettingsError: Naming the language, its weight, its pair lines and the batch, if its lines make fewer
+        SettingsError: Naming the language, its weight, its training pairs and the batch, if they make fewer
             batches than its weight.
     """
     weights = settings.refinement.language_weights or {}
-    lines = {
-        language: _pair_lines([*paths, *training.training_only.get(language, [])])
-        for language, paths in training.files.items()
-        if weights.get(language, 1) > 1
-    }
-    short = {language: count for language, count in lines.items() if count // training.batch_size < weights[language]}
-    if not short:  # the lines make enough batches of the chosen size, so of any smaller one too
+    planned = _planned_splits(training, settings, source_filter)
+    if planned is None:
         return
-    batch = _training_batch(training, settings, source_filter)
-    if batch is None:
-        return
-    size, smallest = batch
-    for language, count in short.items():
-        if count // size < weights[language]:
-            raise _weight_refusal(training, language, weights[language], count, size, smallest)
+    size = min(batch for batch, _ in planned.values())
+    smallest = f"{settings.languages[0]}-{min(planned, key=lambda language: planned[language][0])}"
+    for language, (_, trained) in planned.items():
+        bound = trained + _pair_lines(training.training_only.get(language, []))
+        if bound // size < weights.get(language, 1):
+            raise _weight_refusal(training, language, weights[language], bound, size, smallest)
 
 
 def _weight_refusal(
-    training: _PairTraining, language: str, weight: int, lines: int, size: int, smallest: str
+    training: _PairTraining, language: str, weight: int, pairs: int, size: int, smallest: str
 ) -> SettingsError:
-    """The refusal of ``language``'s ``weight``: its ``lines`` make too few batches of ``size`` (set by the
-    ``smallest`` language pair when below the chosen batch size)."""
-    most = lines // size
+    """The refusal of ``language``'s ``weight``: its at most ``pairs`` training pairs make too few batches of
+    ``size`` (set by the ``smallest`` language's pairs when below the chosen batch size)."""
+    most = pairs // size
     batch_of = f"{size} ({training.batch_option})"
     if size < training.batch_size:
         batch_of = f"{size} ({training.batch_option} {training.batch_size} shrinks to the {size} pairs of {smallest})"
     return SettingsError(
         f"--language-weights {language}={weight}: {training.name} takes {weight} batches of {language}'s pairs per "
-        f"round, but its pair files ({training.options[language]}) hold {lines:,} pair line(s), at most {most} "
-        f"batch(es) of {batch_of}: lower its weight to {max(most, 1)} or less, or give {language} more pairs."
+        f"round, but its pair files ({training.options[language]}) leave at most {pairs:,} training pair(s) (the "
+        f"validation split held out), {most} batch(es) of {batch_of}: lower its weight to {max(most, 1)} or less, "
+        f"or give {language} more pairs."
     )
 
 
-def _training_batch(
+def _planned_splits(
     training: _PairTraining, settings: BuildSettings, source_filter: SourceFilter
-) -> tuple[int, str] | None:
-    """The batch size ``training`` takes and the language pair whose dataset sets it, as
+) -> dict[str, tuple[int, int]] | None:
+    """``{language: (its batch size, its training pairs less the training-only ones)}`` as
     :func:`~st_static.training.refine` fits them to the pairs; ``None`` when a language has too few pairs to train
     (the training says so)."""
     from st_static.training.datasets import check_translation_pairs, pair_name, plan_split
 
-    sizes: dict[str, int] = {}
-    read = read_language_pairs(training.files, settings.languages[0], source_filter)
-    for languages, pairs in read.items():
-        name = pair_name(languages)
-        first, _ = check_translation_pairs(pairs, name)
+    planned: dict[str, tuple[int, int]] = {}
+    for (_, language), pairs in read_language_pairs(training.files, settings.languages[0], source_filter).items():
+        first, _ = check_translation_pairs(pairs, pair_name((settings.languages[0], language)))
         if len(first) < 2:
             return None
-        sizes[name] = plan_split(len(first), training.batch_size, settings.refinement.validation_size, name)[0]
-    smallest = min(sizes, key=sizes.__getitem__)
-    return sizes[smallest], smallest
+        name = pair_name((settings.languages[0], language))
+        batch, held_out = plan_split(len(first), training.batch_size, settings.refinement.validation_size, name)
+        planned[language] = (batch, len(first) - held_out)
+    return planned
 
 
 def _pair_lines(paths: list[str]) -> int:

@@ -233,8 +233,8 @@ def _train_seed_logged(settings: BuildSettings, work_dir: str, log: str) -> None
         SystemExit: With 143 (SIGTERM) or 130 (Ctrl-C) when stopped.
     """
     with open(log, "a", encoding="utf-8", buffering=1) as stream, sigterm_raises_terminated():
-        _log_to(stream)
         try:
+            _log_to(stream)
             _train_seed(settings, Path(work_dir))
         except Exception:
             logger.exception("The training with seed %d failed.", settings.refinement.seed)
