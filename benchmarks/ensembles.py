@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import (
@@ -141,13 +142,21 @@ def cost_table(rows: dict[str, dict]) -> list[str]:
 
 
 def grid_table(rows: list[dict], names: list[str]) -> list[str]:
+    """The weights grid: one row per weight vector (``score`` rows with their ``weights``)."""
+    label = "weights (" + ", ".join(names) + ")"
+    return score_table(rows, label, lambda row: ", ".join(f"{w:g}" for w in row["weights"]))
+
+
+def score_table(rows: list[dict], first: str, label: Callable[[dict], str]) -> list[str]:
+    """A Markdown table of :func:`score` rows: the STS dev sets and task dev halves, their means (the best dev mean
+    in bold), and the test columns (reported only); ``first`` heads the column of ``label(row)``."""
     tasks = list(ENGLISH_TASKS)
-    header = ["weights (" + ", ".join(names) + ")", *DEV_TASKS, *(f"{task} dev" for task in tasks)]
+    header = [first, *DEV_TASKS, *(f"{task} dev" for task in tasks)]
     header += ["STS dev mean", "task dev mean", "dev mean", "stsb-en-test", "task test mean"]
     lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
     best = max(row["dev_mean"] for row in rows)
     for row in rows:
-        cells = [", ".join(f"{w:g}" for w in row["weights"])]
+        cells = [label(row)]
         cells += [f"{row['sts'][task]:.2f}" for task in DEV_TASKS]
         cells += [f"{row['tasks'][task][0]:.2f}" for task in tasks]
         dev = f"{row['dev_mean']:.2f}"

@@ -164,17 +164,6 @@ def first_lines(path: str | os.PathLike[str], count: int, skip: int = 0) -> list
     return lines
 
 
-def count_lines(path: str | os.PathLike[str]) -> int:
-    """Lines of a file as reading it line by line gives them (a last line without a line break counts), read in
-    chunks without decoding."""
-    lines, last = 0, b"\n"
-    with Path(path).open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            lines += chunk.count(b"\n")
-            last = chunk[-1:]
-    return lines + (last != b"\n")
-
-
 def read_scored_pairs(path: str | os.PathLike[str], score_column: str = "score") -> ScoredPairs:
     """Read ``sentence1``, ``sentence2`` and a numeric score column (STS score or paraphrase label).
 

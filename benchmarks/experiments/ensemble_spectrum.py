@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from benchmarks.common import command_line, log, machine, write_report
-from benchmarks.ensembles import score
+from benchmarks.ensembles import score, score_table
 from st_static.data_files import first_lines
 
 if TYPE_CHECKING:
@@ -101,7 +101,6 @@ def main(argv: list[str] | None = None) -> None:
 
         chosen_rows = dict(variants)[chosen["variant"]]
         save_model(model if chosen_rows is None else reshaped(model, module, chosen_rows), args.save_chosen)  # type: ignore[arg-type]
-    tasks = list(rows[0]["tasks"])
     lines = [
         "# A folded ensemble's spectrum: leading sentence directions stretched, or the rest dropped",
         "",
@@ -109,17 +108,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: {machine()[0]}. Directions and singular values from the first {len(texts):,} lines of "
         f"`{args.corpus.name}`.",
         "",
-        "| variant | stsb-en-dev | sick-dev | msrp-dev | "
-        + " | ".join(f"{task} dev" for task in tasks)
-        + " | STS dev mean | task dev mean | dev mean | stsb-en-test | task test mean |",
-        "| " + " | ".join(["---"] + ["---:"] * (len(tasks) + 8)) + " |",
+        *score_table(rows, "variant", lambda row: row["variant"]),
     ]
-    for row in rows:
-        sts = row["sts"]
-        cells = [sts["stsb-en-dev"], sts["sick-dev"], sts["msrp-dev"], *(row["tasks"][task][0] for task in tasks)]
-        cells += [row["sts_dev_mean"], row["task_dev_mean"], row["dev_mean"], sts["stsb-en-test"]]
-        cells.append(row["task_test_mean"])
-        lines.append(f"| {row['variant']} | " + " | ".join(f"{value:.2f}" for value in cells) + " |")
     lines += ["", f"Chosen on the dev mean: {chosen['variant']}."]
     write_report(args.output, lines, {"rows": rows, "singular_values": values[:16].tolist()})
 

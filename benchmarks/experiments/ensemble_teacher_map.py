@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from benchmarks.common import command_line, log, machine, write_report
-from benchmarks.ensembles import score
+from benchmarks.ensembles import score, score_table
+from benchmarks.experiments.ensemble_spectrum import reshaped
 
 if TYPE_CHECKING:
     from st_static.model.static_word_average import StaticWordAverage
@@ -46,14 +47,7 @@ def ridge_map(inputs: torch.Tensor, targets: torch.Tensor, ridge: float) -> torc
 
 def mapped(model: object, module: StaticWordAverage, weights: torch.Tensor) -> object:
     """``model`` with every row ``w`` replaced by ``W^T w``, then ``Normalize``."""
-    from sentence_transformers.base.modules import Normalize
-
-    from st_static.compression.model_parts import rebuild
-    from st_static.model.static_word_average import StaticWordAverage
-
-    rows = module.word_vectors.detach().to(torch.float64) @ weights
-    table = StaticWordAverage(module.tokenizer, rows.to(torch.float32), metadata=module.metadata)
-    return rebuild(model, [table, Normalize()])  # type: ignore[arg-type]
+    return reshaped(model, module, module.word_vectors.detach().to(torch.float64) @ weights)
 
 
 class Blend:
@@ -70,6 +64,11 @@ class Blend:
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         return self.encode(texts)
+
+
+def variant_label(row: dict) -> str:
+    """A row's variant, with how closely its map fits the teacher's vectors when it has one."""
+    return f"{row['variant']} ({row['fit_cosine']:.4f})" if "fit_cosine" in row else row["variant"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -113,7 +112,6 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(rows[-1]), flush=True)
     if args.save_chosen is not None:
         save_model(mapped(model, module, maps[best["variant"]]), args.save_chosen)  # type: ignore[arg-type]
-    tasks = list(rows[0]["tasks"])
     lines = [
         "# A teacher map folded into a folded ensemble",
         "",
@@ -121,18 +119,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: {machine()[0]}. Fit on the first {len(texts):,} sentences of `{args.targets}` (the teacher's "
         f"{targets.shape[1]}-d vectors).",
         "",
-        "| variant | fit cosine | stsb-en-dev | sick-dev | msrp-dev | "
-        + " | ".join(f"{task} dev" for task in tasks)
-        + " | STS dev mean | task dev mean | dev mean | stsb-en-test | task test mean |",
-        "| " + " | ".join(["---"] + ["---:"] * (len(tasks) + 9)) + " |",
+        *score_table(rows, "variant (fit cosine)", variant_label),
     ]
-    for row in rows:
-        sts = row["sts"]
-        cells = [sts["stsb-en-dev"], sts["sick-dev"], sts["msrp-dev"], *(row["tasks"][task][0] for task in tasks)]
-        cells += [row["sts_dev_mean"], row["task_dev_mean"], row["dev_mean"], sts["stsb-en-test"]]
-        cells.append(row["task_test_mean"])
-        fit = f"{row['fit_cosine']:.4f}" if "fit_cosine" in row else "-"
-        lines.append(f"| {row['variant']} | {fit} | " + " | ".join(f"{value:.2f}" for value in cells) + " |")
     chosen = max(rows, key=lambda row: row["dev_mean"])
     lines += ["", f"Chosen on the dev mean: {chosen['variant']}."]
     write_report(args.output, lines, {"rows": rows})

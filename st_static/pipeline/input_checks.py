@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from st_static.data_files import count_lines
 from st_static.extraction.corpus import (
     MIN_CORPUS_SENTENCES,
     CorpusError,
@@ -223,7 +222,7 @@ def _check_language_weights(training: _PairTraining, settings: BuildSettings, so
     """Refuse a ``--language-weights`` weight beyond the batches its language's training split can make in
     ``training``, which :func:`~st_static.training.refinement.refine` would refuse only when the training starts.
     Certain only: a language's split is read as the training reads it (its pairs, less those held out for validation,
-    plus at most the lines of its training-only files), and the batch is the one the training takes (the fewest
+    plus at most the pairs of its training-only files), and the batch is the one the training takes (the fewest
     pairs of a language, when a language has fewer than a batch).
 
     Raises:
@@ -237,7 +236,8 @@ def _check_language_weights(training: _PairTraining, settings: BuildSettings, so
     size = min(batch for batch, _ in planned.values())
     smallest = f"{settings.languages[0]}-{min(planned, key=lambda language: planned[language][0])}"
     for language, (_, trained) in planned.items():
-        bound = trained + _pair_lines(training.training_only.get(language, []))
+        extra = training.training_only.get(language, [])  # the training keeps at most these of them
+        bound = trained + sum(len(read_pairs(path, source_filter)) for path in extra)
         if bound // size < weights.get(language, 1):
             raise _weight_refusal(training, language, weights[language], bound, size, smallest)
 
@@ -276,11 +276,6 @@ def _planned_splits(
         batch, held_out = plan_split(len(first), training.batch_size, settings.refinement.validation_size, name)
         planned[language] = (batch, len(first) - held_out)
     return planned
-
-
-def _pair_lines(paths: list[str]) -> int:
-    """The lines of pair files under their headers: at least the pairs they give."""
-    return sum(max(count_lines(path) - 1, 0) for path in paths)
 
 
 def check_dimensions(settings: BuildSettings, teacher_dim: int | None, sizes: InputSizes) -> None:
