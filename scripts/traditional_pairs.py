@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from st_static.data_files import read_translation_pairs, write_translation_pairs
+from st_static.errors import StStaticError
+from st_static.files import check_file_destination
 
 
 def converter(config: str) -> Callable[[str], str]:
@@ -48,12 +50,16 @@ def main() -> None:
         "--exclude", type=Path, action="append", default=[], help="a pair file (e.g. Tatoeba's) whose texts no pair has"
     )
     args = parser.parse_args()
-    convert = converter(args.config)
-    pairs = traditional_pairs((pair for path in args.pairs for pair in read_translation_pairs(path)), convert)
-    if not pairs:
-        raise SystemExit("error: no pairs: the conversion changed no Chinese text")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    written = write_translation_pairs(args.out, pairs, args.exclude)
+    try:
+        check_file_destination(args.out, inputs=[*args.pairs, *args.exclude], what="--out file")  # before any work
+        convert = converter(args.config)
+        pairs = traditional_pairs((pair for path in args.pairs for pair in read_translation_pairs(path)), convert)
+        if not pairs:
+            raise SystemExit("error: no pairs: the conversion changed no Chinese text")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        written = write_translation_pairs(args.out, pairs, args.exclude)
+    except (StStaticError, OSError) as error:  # a missing or malformed file, an unsafe --out: one line, no traceback
+        raise SystemExit(f"error: {error}") from None
     print(f"wrote {written:,} pairs to {args.out} ({len(pairs) - written:,} left out by --exclude)")
 
 

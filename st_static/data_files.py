@@ -220,6 +220,14 @@ def comparable_text(text: str) -> str:
     return "".join(char for char in text.lower() if char.isalnum() or unicodedata.category(char)[0] == "M")
 
 
+def excluded_texts(files: Iterable[str | os.PathLike[str]]) -> set[str]:
+    """Every text of the pair files ``files`` (both columns; an STS file's two sentences), as :func:`comparable_text`
+    compares them: what :func:`write_translation_pairs` leaves out."""
+    excluded = {comparable_text(text) for file in files for pair in read_translation_pairs(file) for text in pair}
+    excluded.discard("")
+    return excluded
+
+
 def write_translation_pairs(
     path: str | os.PathLike[str],
     pairs: Iterable[tuple[str, str]],
@@ -235,8 +243,7 @@ def write_translation_pairs(
     Raises:
         DataFormatError: If no pair is left to write (nothing is written then).
     """
-    excluded = {comparable_text(text) for file in exclude for pair in read_translation_pairs(file) for text in pair}
-    excluded.discard("")
+    excluded = excluded_texts(exclude)
     kept = [
         (" ".join(first.split()), " ".join(other.split()))
         for first, other in pairs

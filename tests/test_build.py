@@ -244,7 +244,8 @@ def test_cli_build_without_a_corpus_reads_the_bundled_one_and_scores_the_bundled
     monkeypatch.setenv("ST_STATIC_CACHE", str(tmp_path / "cache"))
     result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m")])
     assert result.exit_code == 1 and "stopped after reading the settings" in result.output
-    assert "No --corpus: reading the bundled English corpus" in result.output
+    assert "the full English corpus cannot be fetched" in result.output  # tests are offline (conftest)
+    assert "reading the bundled English corpus" in result.output
     settings = captured["settings"]
     (corpus,) = settings.corpus
     assert Path(corpus).parent == tmp_path / "cache" and Path(corpus).stat().st_size > 40_000_000
@@ -255,6 +256,34 @@ def test_cli_build_without_a_corpus_reads_the_bundled_one_and_scores_the_bundled
     own.write_text("a sentence\n", encoding="utf-8")
     CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m"), "--corpus", str(own), "--data-license", "mine"])
     assert captured["settings"].corpus == [str(own)] and captured["settings"].data_license == "mine"
+
+
+def test_cli_build_without_a_corpus_reads_the_full_corpus_where_it_can_be_fetched(tmp_path, monkeypatch):
+    import st_static.corpus_fetch as corpus_fetch
+    import st_static.corpus_fetch.default as default_corpus
+    import st_static.pipeline.publish as build_module
+
+    captured: dict[str, object] = {}
+
+    def fake_build(settings, out, **kwargs):
+        captured["settings"] = settings
+        raise StStaticError("stopped after reading the settings")
+
+    full = tmp_path / "en-full.txt"
+    full.write_text("a fetched sentence\n", encoding="utf-8")
+    asked: list[bool] = []
+
+    def fake_full_corpus(fetch: bool = True, cache=None, progress=None):
+        asked.append(fetch)
+        return full
+
+    monkeypatch.setattr(build_module, "build", fake_build)
+    monkeypatch.setattr(default_corpus, "full_corpus", fake_full_corpus)
+    result = CliRunner().invoke(app, ["build", "--out", str(tmp_path / "m")])
+    assert "No --corpus: reading the full English corpus" in result.output
+    assert asked == [True]
+    assert captured["settings"].corpus == [str(full)]
+    assert captured["settings"].data_license == corpus_fetch.FULL_CORPUS_LICENSE
 
 
 def test_the_bundled_corpus_is_decompressed_once_and_checked(tmp_path, monkeypatch):

@@ -45,23 +45,34 @@ def test_the_main_table_s_card_has_its_speed_and_build_time():
     assert re.search(r"^Build time: \d+ min on .*\(extraction [\d,]+ s", card, flags=re.MULTILINE)
 
 
-def test_the_thirteen_language_card_reads_each_new_language_s_debian_pairs_without_its_evaluation_texts():
+def test_the_thirteen_language_card_writes_each_language_s_pairs_from_the_registries_before_the_build():
     spec = refresh.E5_THIRTEEN_LANGUAGES
     commands = spec.commands("MODELS").splitlines()
     [build] = [line for line in commands if line.startswith("st-static build ")]
-    for language, code in refresh.THIRTEEN_LANGUAGES[3:]:
-        pairs = f"MODELS/en-{language}-debian.tsv"
-        [line] = [line for line in commands if line.startswith(f"python scripts/debian_pairs.py {language} ")]
-        assert f"--out {pairs}" in line and f"--exclude {refresh.DATA}/xling/tuxpaint/{code}-eng.tsv" in line
-        assert (f"{refresh.DATA}/tatoeba/{code}-eng.tsv" in line) == (code in ("fra", "spa"))
-        assert f"--parallel {language}={pairs}" in build
-        assert commands.index(line) < commands.index(build)  # the pairs are written before the build reads them
+    for language, _ in refresh.THIRTEEN_LANGUAGES:
+        sets = ("system", "extra", "everyday") if language in ("de", "ja", "zh") else ("everyday", "extra")
+        for pair_set in sets:
+            pairs = f"MODELS/en-{language}-{pair_set}.tsv"
+            [line] = [
+                line for line in commands if line.startswith(f"st-static pairs fetch {language} --set {pair_set} ")
+            ]
+            assert f"--out {pairs}" in line and "--exclude" not in line  # the command leaves out the bundled texts
+            assert f"--parallel {language}={pairs}" in build
+            assert commands.index(line) < commands.index(build)  # the pairs are written before the build reads them
+    assert "--second-pass-pairs ja=MODELS/en-ja-games.tsv" in build and "--eval-data" not in build
 
 
-def test_the_cards_tatoeba_languages_are_the_data_folder_s_tatoeba_files():
-    folder = REPO_ROOT / refresh.DATA / "tatoeba"
-    if not folder.is_dir():
-        pytest.skip(f"no data folder at {folder}")
+def test_the_multilingual_cards_name_no_data_folder_outside_the_repository():
+    for spec in (refresh.E5_FOUR_LANGUAGES_EXTRA, refresh.E5_THIRTEEN_LANGUAGES):
+        commands = spec.commands("models")
+        assert "../" not in commands and f"--data {refresh.BUNDLED_EVAL} " in commands
+        card = (HUB_CARDS / f"{spec.name}.md").read_text(encoding="utf-8")
+        reproduce = card[card.index("### Reproduce") : card.index("### Framework Versions")]
+        assert "../shared" not in reproduce
+
+
+def test_the_cards_tatoeba_languages_are_the_bundled_tatoeba_files():
+    folder = REPO_ROOT / refresh.BUNDLED_EVAL / "tatoeba"
     codes = {path.name.removesuffix("-eng.tsv") for path in folder.glob("*-eng.tsv")}
     assert set(refresh.TATOEBA) == codes
 

@@ -35,6 +35,7 @@ RUN_PYTHON = [block for block in BLOCKS if block.language == "python" and not bl
 RUN_BASH = [block for block in BLOCKS if block.language == "bash" and not block.not_run]
 NOT_RUN = [block for block in BLOCKS if block.not_run]
 CHOOSER_TABLES = (
+    "swe-minilm-potion-wordllama-768d",
     "swe-all-MiniLM-L6-v2-256d",
     "swe-nomic-minilm-256d",
     "swe-multilingual-e5-small-en-de-ja-zh-extra",
@@ -145,8 +146,16 @@ def unknown_options(arguments: list[str]) -> list[str]:
     command = group.commands.get(words[0])
     if command is None:
         return [*problems, f"command {words[0]!r}"]
+    words = words[1:]
+    while isinstance(command, typer.core.TyperGroup) and words and not words[0].startswith("-"):
+        if words[0].isupper():  # `st-static pairs COMMAND --help`
+            return problems
+        subcommand = command.commands.get(words[0])  # `st-static pairs fetch ...`: a command of a group
+        if subcommand is None:
+            return [*problems, f"command {words[0]!r}"]
+        command, words = subcommand, words[1:]
     known = option_names(command) | {"--help"}
-    for word in words[1:]:
+    for word in words:
         name = word.split("=")[0]
         if re.fullmatch(r"--?[a-zA-Z][\w-]*", name) and name not in known:
             problems.append(name)
@@ -368,7 +377,8 @@ def test_every_extra_the_readme_names_exists():
     extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]
-    named = set(re.findall(r"st-static\[(\w+)\]", README_TEXT))
+    extras_named = re.findall(r"(?:st-static|(?<![\w/])\.)\[([\w,]+)\]", README_TEXT)  # or pip install -e ".[NAME]"
+    named = {name for group in extras_named for name in group.split(",")}
     assert {"train", "teachers", "clients", "eval"} <= named
     assert named <= set(extras)
 

@@ -319,7 +319,7 @@ def test_a_users_file_named_like_a_data_folder_task_gets_its_own_row(topic_model
     data = tasks_dir.parent
     (data / "sts").mkdir()
     (data / "sts" / "stsb-en-test.tsv").write_text(
-        "sentence1\tsentence2\tscore\ngoal team\tmatch team\t4\nbank\tchip\t0\n"
+        "sentence1\tsentence2\tscore\ngoal team\tmatch team\t4\nbank\tchip\t0\ngoal\tteam match\t2\n"
     )
     (tmp_path / "own").mkdir()
     own = tmp_path / "own" / "stsb-en-test.tsv"

@@ -6,6 +6,7 @@ from st_static.cli import (  # noqa: F401  (register the commands)
     build,
     card,
     compress,
+    corpus,
     disentangle,
     embed,
     evaluate,
@@ -14,6 +15,7 @@ from st_static.cli import (  # noqa: F401  (register the commands)
     fallback,
     info,
     mine,
+    pairs,
     pieces,
     push,
 )

@@ -60,12 +60,15 @@ def _report_stop(error: KeyboardInterrupt, resume: str | None) -> int:
     return 128 + int(number)
 
 
-def command(*names: str, resume: str | None = None, **options: Any) -> Callable[[Command], Command]:
+def command(
+    *names: str, resume: str | None = None, group: typer.Typer | None = None, **options: Any
+) -> Callable[[Command], Command]:
     """Register a command on :data:`app` whose project errors become one ``error:`` line (exit 1).
 
     Args:
         *names: The command's name (default: the function's).
         resume: What to do after a stop by Ctrl-C or SIGTERM (e.g. how a rerun resumes), said in the stop's line.
+        group: The command group to register it on (``st-static GROUP NAME``; default: :data:`app` itself).
         **options: Passed to ``typer.Typer.command``.
     """
 
@@ -83,7 +86,7 @@ def command(*names: str, resume: str | None = None, **options: Any) -> Callable[
 
         if hasattr(function, "__signature__"):
             run.__signature__ = function.__signature__  # type: ignore[attr-defined]
-        app.command(*names, **options)(run)
+        (group or app).command(*names, **options)(run)
         return function
 
     return register

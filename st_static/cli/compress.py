@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,19 +9,31 @@ from typing import Annotated, Any
 import typer
 
 from st_static.cli.app import command, fail
-from st_static.data_files import first_lines
 
 FOLD_NORM_LINES = 20_000
 
 
 def _fold_norm_texts(path: Path, count: int) -> list[str]:
-    """The first ``count`` non-empty lines of ``--fold-norms`` (undecodable bytes read as U+FFFD)."""
-    if not path.is_file():
-        raise fail(f"--fold-norms: {path} is not a file.")
-    lines = first_lines(path, count)
-    if not lines:
-        raise fail(f"--fold-norms: {path} has no text.")
-    return lines
+    """The first ``count`` non-empty lines of ``--fold-norms``, checked as a ``--parallel`` file's text is (not
+    binary, UTF-16 or JSON; some word)."""
+    from st_static.extraction.corpus import CorpusError, sample_lines
+
+    try:
+        return sample_lines(path, count, "--fold-norms file")
+    except CorpusError as error:
+        raise fail(str(error)) from None
+
+
+def _fold_norms_file(fold_norms: Path | None) -> Path | None:
+    """``--fold-norms`` as a file: the word ``corpus`` (where no such file exists) is the default English corpus."""
+    from st_static.corpus_fetch import CORPUS_KEYWORD, default_english_corpus
+
+    if fold_norms is None or str(fold_norms) != CORPUS_KEYWORD or fold_norms.exists():
+        return fold_norms
+    path, why_not_full = default_english_corpus(progress=lambda line: typer.echo(line, err=True))
+    if why_not_full is not None:
+        typer.echo(f"--fold-norms corpus: the full English corpus cannot be fetched ({why_not_full}); the bundled one")
+    return path
 
 
 def _parse_weights(text: str) -> list[float]:
@@ -39,12 +50,10 @@ def _check_weights(weights: list[float], count: int) -> None:
         raise fail("--weight/--weights only apply to an ensemble (two or more models).")
     if len(weights) != count:
         raise fail(f"got {len(weights)} --weight value(s) for {count} model(s).")
-    bad = [weight for weight in weights if not math.isfinite(weight) or weight <= 0]
-    if bad:
-        raise fail(
-            f"--weight/--weights: every ensemble weight must be a positive number, got {', '.join(map(str, bad))} "
-            "(leave a model out instead of weighting it 0)."
-        )
+    from st_static.compression.ensemble import ensemble_weight_problem
+
+    if problem := ensemble_weight_problem(weights):
+        raise fail(f"--weight/--weights: {problem}.")
 
 
 def _check_sizes(
@@ -61,6 +70,36 @@ def _check_sizes(
         raise fail(
             f"--frequencies: none of its {len(ranking)} words is a word of the model (expected 'word<TAB>count' "
             "lines or one word per line, in the model's case), so it would rank nothing."
+        )
+
+
+def _check_wordllama_specs(models: list[str]) -> None:
+    """Refuse a malformed or unavailable ``wordllama:CONFIG:DIM`` member before any member is read."""
+    from st_static.compression.members import WORDLLAMA_PREFIX
+    from st_static.compression.token_tables import wordllama_files
+    from st_static.errors import StStaticError
+
+    for name in models:
+        if name.startswith(WORDLLAMA_PREFIX):
+            try:
+                wordllama_files(name)
+            except (ValueError, StStaticError) as error:
+                raise fail(str(error)) from None
+
+
+def _check_vocab_size_bound(members: list[Any], vocab_size: int | None) -> None:
+    """Refuse a ``--vocab-size`` over the members' tokens together (the ensemble's words are fewer) before the
+    ensemble is built; :func:`_check_sizes` checks it against the built table."""
+    from st_static.compression.members import TokenTable
+
+    if vocab_size is None:
+        return
+    tokenizers = [member.tokenizer if isinstance(member, TokenTable) else member[0].tokenizer for member in members]
+    tokens = sum(tokenizer.get_vocab_size() for tokenizer in tokenizers)
+    if vocab_size > tokens:
+        raise fail(
+            f"--vocab-size {vocab_size}: the members have {tokens} tokens together, so the ensemble has fewer "
+            "words; give at most its number of words."
         )
 
 
@@ -169,8 +208,8 @@ def compress(
         typer.Option(
             "--fold-norms",
             help="Ensembles: fold the per-member normalisation into the table, scaled by the members' mean norms "
-            "over the first 20,000 lines of this text file (e.g. the training corpus), so that the ensemble loads "
-            "with a bare SentenceTransformer(path).",
+            "over the first 20,000 lines of this text file (e.g. the training corpus; 'corpus': the English corpus "
+            "st-static build reads without --corpus), so that the ensemble loads with a bare SentenceTransformer.",
         ),
     ] = None,
     eval_data: Annotated[
@@ -222,6 +261,7 @@ def compress(
             f"{models[0]}: a WordLlama table only joins an ensemble (give two or more models); compressing one "
             "model takes a st-static folder or repo id."
         )
+    _check_wordllama_specs(models)
     if vocab_size is not None and vocab_size < 1:
         raise fail(f"--vocab-size {vocab_size}: give a positive number of words to keep.")
     if dim is not None and dim < 1:
@@ -235,6 +275,7 @@ def compress(
         raise fail("--frequencies only applies with --vocab-size.")
     if fold_norms is not None and len(models) < 2:
         raise fail("--fold-norms only applies to an ensemble (two or more models).")
+    fold_norms = _fold_norms_file(fold_norms)
     if eval_data is not None and fold_norms is None:
         raise fail("--eval-data only applies with --fold-norms (it measures what folding costs).")
     if eval_data is not None and not eval_data.is_dir():
@@ -249,7 +290,9 @@ def compress(
         raise fail(f"--frequencies: {error}") from error
     try:
         if len(models) > 1:
-            model = ensemble([read_member(name) for name in models], weight, names=[_member_name(n) for n in models])
+            members = [read_member(name) for name in models]
+            _check_vocab_size_bound(members, vocab_size)
+            model = ensemble(members, weight, names=[_member_name(n) for n in models])
         else:
             model = load_model(models[0])
         _check_sizes(model, vocab_size, dim, ranking)

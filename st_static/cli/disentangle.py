@@ -63,7 +63,7 @@ def disentangle(
     from st_static.extraction.corpus import check_pair_file
     from st_static.extraction.pair_sources import SourceFilter, check_pair_sources
     from st_static.files import check_destination
-    from st_static.model.save_load import holds_st_static_output, load_model, save_model
+    from st_static.model.save_load import holds_st_static_output, save_model
     from st_static.settings import check_device, language_file
     from st_static.stages.base import distinct_file_names
     from st_static.training.disentangle import check_disentangle_settings, read_disentangle_pairs
@@ -82,7 +82,7 @@ def disentangle(
     files = [named[1] if (named := language_file(entry)) else entry for entry in parallel]
     inputs = [*([model] if Path(model).exists() else []), *files]
     check_destination(out, replaceable=holds_st_static_output, inputs=inputs, force=force)  # before any work
-    loaded = load_model(model)
+    loaded = _load_table(model)
     check_disentangle_model(loaded)
     pair_files = _pair_files(parallel, loaded)
     for entry, path in zip(parallel, files, strict=True):  # missing, a folder, empty, binary: refused by name
@@ -119,6 +119,12 @@ def _pair_files(entries: list[str], model: SentenceTransformer) -> dict[str, lis
 
     languages = list(model[0].metadata.languages)
     named = [language_file(entry) for entry in entries]
+    if all(item is None for item in named) and len(entries) != len(languages) - 1:
+        raise SettingsError(
+            f"--parallel: the table pairs {languages[0]} with {', '.join(languages[1:])} (the languages it was "
+            f"built for), so give {len(languages) - 1} plain FILE(s) in that order, or LANG=FILE entries (e.g. "
+            f"{languages[1]}=FILE); got {len(entries)} plain FILE(s)."
+        )
     if named and all(item is not None for item in named):
         given = list(dict.fromkeys(language for language, _ in named))  # type: ignore[misc]
         unknown = [language for language in given if language not in languages[1:]]
@@ -129,6 +135,31 @@ def _pair_files(entries: list[str], model: SentenceTransformer) -> dict[str, lis
             )
         languages = [languages[0], *given]
     return BuildSettings(parallel=entries, languages=languages).parallel_files()
+
+
+def _load_table(model: str) -> SentenceTransformer:
+    """``load_model(model)``; a local folder st-static did not write (a model2vec or sentence-transformers
+    ``StaticEmbedding`` folder) that it refuses is named by what it is, not by its tokenizer.
+
+    Raises:
+        DisentangleError: For such a folder.
+        ModelFolderError: For a st-static folder that fails its checks.
+    """
+    from st_static.compression.token_tables import is_st_static_folder
+    from st_static.errors import ModelFolderError
+    from st_static.model.save_load import load_model
+    from st_static.training.disentangle import DisentangleError
+
+    try:
+        return load_model(model)
+    except ModelFolderError:
+        folder = Path(model)
+        if not folder.is_dir() or is_st_static_folder(folder):
+            raise
+        raise DisentangleError(
+            f"{model}: not a st-static table (it has no st_static_config.json: a model2vec or sentence-transformers "
+            "folder?); the disentangler folds its map into a cross-lingual table built by st-static build --parallel."
+        ) from None
 
 
 def _globs(text: str | None, option: str) -> list[str] | None:

@@ -115,7 +115,8 @@ def evaluate(
             "--data",
             envvar=DATA_ENVIRONMENT_VARIABLE,
             help=f"Data folder (sts/, tatoeba/, xling/tuxpaint/, pairclass/, tasks/); or set "
-            f"{DATA_ENVIRONMENT_VARIABLE}.",
+            f"{DATA_ENVIRONMENT_VARIABLE}. Default (without --mteb or task files): the bundled files "
+            "(st_static/bundled/eval: STS-B English dev and test, Tatoeba and Tux Paint dev halves).",
         ),
     ] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the results to this JSON file.")] = None,
@@ -189,10 +190,10 @@ def evaluate(
 
     globs, own_files = split_task_arguments(tasks) if tasks is not None else (None, [])
     if data is None and mteb is None and not own_files:
-        raise fail(
-            "pass --data DIR (a folder with sts/, tatoeba/, xling/tuxpaint/, pairclass/, tasks/), set "
-            f"{DATA_ENVIRONMENT_VARIABLE}, or name task files with --tasks."
-        )
+        from st_static.bundled import DEFAULT_EVAL_DATA
+
+        data = DEFAULT_EVAL_DATA
+        typer.echo(f"No --data: scoring the bundled files ({data}; give --data DIR for more).", err=True)
     try:
         local_tasks = find_tasks(data, include=globs) if data is not None and (globs or not own_files) else []
     except DataFolderNotFoundError as error:

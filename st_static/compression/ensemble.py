@@ -75,6 +75,42 @@ from st_static.model.tokenization import (
 logger = logging.getLogger(__name__)
 
 
+MAX_WEIGHT_RATIO = 1e6
+"""The largest ratio of two ensemble weights: past it the smaller member's block is noise next to the larger's
+(``sqrt(1e-6)`` = 0.001 of its scale), and far past it float32 rounds the block to nothing."""
+
+
+def ensemble_weight_problem(weights: Sequence[float]) -> str | None:
+    """Why ``weights`` cannot weigh an ensemble's members (each finite and positive, a finite sum, the largest at
+    most :data:`MAX_WEIGHT_RATIO` times the smallest), or ``None`` when they can."""
+    bad = [weight for weight in weights if not math.isfinite(weight) or weight <= 0]
+    if bad:
+        return (
+            f"every ensemble weight must be a finite positive number, got {', '.join(map(str, bad))} "
+            "(leave a model out instead of weighting it 0)"
+        )
+    if not math.isfinite(sum(weights)):
+        return (
+            f"the ensemble weights add up past the largest float ({', '.join(map(str, weights))}); only their ratios "
+            "count, so give smaller numbers (e.g. 1,1)"
+        )
+    if weights and max(weights) > MAX_WEIGHT_RATIO * min(weights):
+        return (
+            f"the largest ensemble weight ({max(weights):g}) is over {MAX_WEIGHT_RATIO:g} times the smallest "
+            f"({min(weights):g}), so that member would vanish; leave it out instead"
+        )
+    return None
+
+
+def block_scales(weights: Sequence[float]) -> list[float]:
+    """``sqrt(w_i / sum w)`` of each weight, computed on the weights over their largest so the sum cannot overflow
+    (``1e308, 1e308`` gives ``sqrt(0.5)`` each, not zero)."""
+    largest = max(weights)
+    relative = [weight / largest for weight in weights]
+    total = sum(relative)
+    return [math.sqrt(weight / total) for weight in relative]
+
+
 class BlockNormalize(Module):
     """L2-normalise consecutive blocks of the sentence embedding, then weight block ``i`` by ``sqrt(w_i / sum w)``.
 
@@ -101,11 +137,8 @@ class BlockNormalize(Module):
             raise ValueError(f"block_weights must be finite, non-negative and not all zero, got {block_weights}.")
         self.block_dims = block_dims
         self.block_weights = block_weights
-        total = sum(block_weights)
         self.register_buffer(
-            "block_scales",
-            torch.tensor([math.sqrt(weight / total) for weight in block_weights], dtype=torch.float32),
-            persistent=False,
+            "block_scales", torch.tensor(block_scales(block_weights), dtype=torch.float32), persistent=False
         )
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
@@ -115,12 +148,14 @@ class BlockNormalize(Module):
                 f"BlockNormalize expects {sum(self.block_dims)} dimensions (blocks {self.block_dims}), "
                 f"got {embedding.shape[-1]}."
             )
-        blocks = torch.split(embedding, self.block_dims, dim=-1)
-        scales = self.block_scales.to(embedding.dtype)
+        # In float32: float16's eps underflows, so a zero block (an empty text, a member that knows none of the
+        # words) would read 0/0 = NaN after ``.half()``; the result goes back to the input's dtype.
+        blocks = torch.split(embedding.float(), self.block_dims, dim=-1)
+        scales = block_scales(self.block_weights)  # not the buffer: .half() rounds it
         features["sentence_embedding"] = torch.cat(
             [nn.functional.normalize(block, p=2, dim=-1) * scales[index] for index, block in enumerate(blocks)],
             dim=-1,
-        )
+        ).to(embedding.dtype)
         return features
 
     def get_embedding_dimension(self) -> int:
@@ -312,6 +347,8 @@ def ensemble(
     names = list(names) if names is not None else [f"member-{index}" for index in range(len(models))]
     if len(names) != len(models):
         raise ValueError(f"Got {len(names)} names for {len(models)} members.")
+    if weights is not None and (problem := ensemble_weight_problem([float(weight) for weight in weights])):
+        raise ValueError(f"{problem[0].upper()}{problem[1:]}.")
     readers = [member_reader(model, name) for model, name in zip(models, names, strict=True)]
     block_dims = [reader.embedding_dim for reader in readers]
     normalize = BlockNormalize(block_dims, weights)
@@ -371,7 +408,7 @@ def fold_block_normalization(model: SentenceTransformer, texts: Sequence[str]) -
         raise ValueError("Folding an ensemble's norms needs texts to measure them on, got none.")
     raw = rebuild(model, [module]).encode(list(texts), batch_size=4096, convert_to_numpy=True)
     scales, start = [], 0
-    weights = block_normalize.block_weights
+    weight_scales = block_scales(block_normalize.block_weights)
     record = module.metadata.ensemble
     members = (record.members if record is not None else None) or []
     for index, dim in enumerate(block_normalize.block_dims):
@@ -380,7 +417,7 @@ def fold_block_normalization(model: SentenceTransformer, texts: Sequence[str]) -
         if not len(norms):
             member = f"{index} ({members[index].name})" if index < len(members) else str(index)
             raise ValueError(f"None of the {len(raw)} texts has a word that ensemble member {member} knows.")
-        scales.append(math.sqrt(weights[index] / sum(weights)) / float(norms.mean()))
+        scales.append(weight_scales[index] / float(norms.mean()))
         start += dim
     dims = block_normalize.block_dims
     column_scales = torch.cat([torch.full((dim,), scale) for dim, scale in zip(dims, scales, strict=True)])

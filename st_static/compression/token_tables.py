@@ -17,6 +17,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer
 
+from st_static.compression.peer_packages import registry_copy, registry_folder
 from st_static.errors import MissingExtraError, ModelFolderError
 from st_static.model.tokenization import CONTINUATION_PREFIX, split_words
 
@@ -206,6 +207,18 @@ def read_wordllama(spec: str) -> TokenTable:
         MissingExtraError: Without the ``wordllama`` package.
         ModelFolderError: If the package has no such table (WordLlama downloads other sizes; here none is fetched).
     """
+    weights, tokenizer_file = wordllama_files(spec)
+    embedding = _read_tensor(weights, ["embedding.weight"])
+    return TokenTable(spec, "wordllama", _read_tokenizer(tokenizer_file), embedding, license="mit")
+
+
+def wordllama_files(spec: str) -> tuple[Path, Path]:
+    """The weights and tokenizer files of ``wordllama:CONFIG:DIM`` in the ``wordllama`` package, nothing read (the
+    checks ``st-static compress`` makes before it reads any member).
+
+    Raises:
+        ValueError, MissingExtraError, ModelFolderError: As :func:`read_wordllama`.
+    """
     parts = spec.split(":")
     if (
         len(parts) != 3
@@ -228,8 +241,7 @@ def read_wordllama(spec: str) -> TokenTable:
             f"{spec}: the wordllama package holds no such table (it ships {', '.join(shipped) or 'none'}; other "
             "sizes are downloads, which st-static does not make)."
         )
-    embedding = _read_tensor(weights, ["embedding.weight"])
-    return TokenTable(spec, "wordllama", _read_tokenizer(tokenizer_file), embedding, license="mit")
+    return weights, tokenizer_file
 
 
 def local_folder(name: str) -> Path:
@@ -243,6 +255,8 @@ def local_folder(name: str) -> Path:
     try:
         return Path(snapshot_download(name))
     except Exception as error:  # the Hub client's errors (offline, not found, bad id)
+        if (copy := registry_copy(name)) is not None:
+            return registry_folder(copy)
         raise ModelFolderError(f"{name}: no such folder, and the Hub repo cannot be read ({error}).") from None
 
 
@@ -261,12 +275,29 @@ def _read_json(path: Path) -> dict:
 
 
 def _read_tensors(path: Path) -> dict[str, np.ndarray]:
-    """Every tensor of a safetensors file, by name."""
+    """Every tensor of a safetensors file, by name; a bfloat16 one (which numpy cannot hold) as float32."""
     try:
         with safe_open(str(path), framework="np") as handle:
             return {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 (no __iter__)
+    except TypeError:  # numpy has no bfloat16: read through torch, floats as float32
+        return _read_tensors_through_torch(path)
     except (OSError, ValueError, SafetensorError) as error:  # a corrupt header is a SafetensorError (an Exception)
         raise ModelFolderError(f"{path}: not a readable safetensors file ({error}).") from None
+
+
+def _read_tensors_through_torch(path: Path) -> dict[str, np.ndarray]:
+    import torch
+
+    from st_static.tensors import to_numpy
+
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            tensors = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 (no __iter__)
+    except (OSError, ValueError, TypeError, SafetensorError) as error:
+        raise ModelFolderError(f"{path}: not a readable safetensors file ({error}).") from None
+    return {
+        key: to_numpy(tensor, torch.float32 if tensor.is_floating_point() else None) for key, tensor in tensors.items()
+    }
 
 
 def _read_tensor(path: Path, keys: Sequence[str], tensors: dict[str, np.ndarray] | None = None) -> np.ndarray:

@@ -316,6 +316,34 @@ def check_corpus(
     return CorpusReport(sentences=sentences, skipped_lines=skipped[0])
 
 
+def sample_lines(path: str | os.PathLike[str], count: int, kind: str) -> list[str]:
+    """The first ``count`` non-empty lines (stripped) of a file sampling a text (``compress --fold-norms``).
+
+    Raises:
+        CorpusError: As for a ``--parallel`` file (missing, empty, UTF-16, JSON, mostly not UTF-8 text), or for
+            lines without a letter or digit.
+    """
+    check_corpus_source(path, kind)
+    skipped, lines, read = [0], [], 0
+    for line in _file_lines(Path(path), skipped):
+        read += 1
+        if line.strip():
+            lines.append(line.strip())
+            if len(lines) == count:
+                break
+    if skipped[0] > MAX_BAD_LINE_SHARE * (read + skipped[0]):
+        raise CorpusError(
+            f"{kind} {path}: {skipped[0]:,} of {read + skipped[0]:,} lines are not valid UTF-8 text; is it a binary "
+            "file? Convert a text file to UTF-8 first (e.g. iconv -f LATIN1 -t UTF-8)."
+        )
+    if not any(character.isalnum() for line in lines for character in line):
+        raise CorpusError(
+            f"{kind} {path} holds no word (only punctuation, symbols or emoji); give text in the models' "
+            "languages, e.g. the training corpus."
+        )
+    return lines
+
+
 def check_pair_file(path: str | os.PathLike[str], name: str) -> None:
     """Check a file of translation pairs before any heavy work: the checks of a ``--parallel`` file
     (:func:`check_corpus`, without its minimum size), then a read of every pair.

@@ -11,6 +11,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.modules import Dense, Normalize
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
+from st_static.model.compiled_rows import LONG_TEXT_CHARS, compiled_vectors
 from st_static.model.empty_text import EmptyTextDense, is_empty_text_dense
 from st_static.model.row_sums import (
     SMALL_TEXT_ROWS,
@@ -169,9 +170,11 @@ def encode(
     """Embed texts with a static model, returning float32 numpy vectors.
 
     Gives the same vectors as ``model.encode(texts)`` for a model saved by st-static (``StaticWordAverage``
-    followed by ``Normalize``), several times faster: ASCII texts are read by dict look-ups instead of the Rust
-    tokenizer (:mod:`st_static.model.word_rows`), small batches are summed in numpy without torch's per-call
-    overhead, and the per-batch machinery of ``SentenceTransformer.encode`` is skipped. Lone surrogates count
+    followed by ``Normalize``), several times faster: with numba (``pip install "st-static[fast]"``) a batch's ASCII
+    texts are read, looked up and averaged in one compiled pass over both cores (:mod:`st_static.model.compiled_rows`);
+    otherwise (and for other texts) ASCII texts are read by dict look-ups instead of the Rust tokenizer
+    (:mod:`st_static.model.word_rows`), small batches are summed in numpy without torch's per-call overhead, and the
+    per-batch machinery of ``SentenceTransformer.encode`` is skipped. Lone surrogates count
     as U+FFFD (dropped); texts of any length are read in bounded memory. Prompts work as in ``model.encode``:
     ``prompt``, else ``model.prompts[prompt_name]``, else the model's default prompt is prepended to every text.
 
@@ -210,25 +213,39 @@ def encode(
         raise ValueError(f"batch_size must be positive, got {batch_size}.")
     batch_size = int(batch_size)
     truncate_dim = model.truncate_dim if isinstance(model, SentenceTransformer) else None
-    if len(text_list) == 1:  # one query: the rows straight from the ASCII look-up where it applies
+    if len(text_list) == 1 and len(text_list[0]) <= LONG_TEXT_CHARS:  # one query: the ASCII look-up's rows
         one = _one_text_vector(module, text_list[0], normalize)
         if one is not None:
             vector = one[:truncate_dim]
             return vector if single else vector[None, :]
+    # a batch: the compiled loop for the ASCII texts where numba is installed (model/compiled_rows.py), else today's
+    output = compiled_vectors(
+        module, text_list, normalize, lambda others: batch_vectors(module, others, batch_size, normalize)
+    )
+    if output is None:
+        output = batch_vectors(module, text_list, batch_size, normalize)
+    if truncate_dim is not None:
+        output = np.ascontiguousarray(output[:, :truncate_dim])
+    return output[0] if single else output
+
+
+def batch_vectors(module: StaticWordAverage, texts: list[str], batch_size: int, normalize: bool) -> np.ndarray:
+    """Today's path for a batch: the texts' rows (:class:`~st_static.model.word_rows.WordRows`: the ASCII look-up,
+    the Rust tokenizer for the rest), summed by ``embedding_bag``, ``batch_size`` texts at a time; one text in numpy.
+    """
     read_rows = module.word_rows.rows
-    first = read_rows(text_list[:batch_size])
-    if len(text_list) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
+    first = read_rows(texts[:batch_size])
+    if len(texts) == 1 and len(first[0]) <= SMALL_TEXT_ROWS:
         table = module.numpy_table()
         if table is not None:  # one query: numpy only, a few microseconds
             words_end = module.fallback_start
-            vector = text_vector(table, first[0], module.num_words, normalize, words_end)[:truncate_dim]
-            return vector if single else vector[None, :]
+            return text_vector(table, first[0], module.num_words, normalize, words_end)[None, :]
     weight = module.embedding.weight.detach()
     if weight.dtype != torch.float32:  # a .half() or bfloat16 model: sums of long texts overflow in 16 bits
         weight = weight.float()
-    output = np.empty((len(text_list), weight.shape[1]), dtype=np.float32)
-    for start in range(0, len(text_list), batch_size):
-        rows, offsets = first if start == 0 else read_rows(text_list[start : start + batch_size])
+    output = np.empty((len(texts), weight.shape[1]), dtype=np.float32)
+    for start in range(0, len(texts), batch_size):
+        rows, offsets = first if start == 0 else read_rows(texts[start : start + batch_size])
         batch = output[start : start + len(offsets)]
         batch[:] = sum_rows(weight, rows, offsets, module.num_words)
         if normalize:  # the mean, then Normalize: the operations of sentence-transformers' path, bit for bit
@@ -237,9 +254,7 @@ def encode(
         else:  # the plain mean of the words' (and pieces') rows; the tiny fallback rows add, and do not count
             words_end = module.fallback_start
             batch /= np.maximum(mean_counts(rows, offsets, module.num_words, words_end), 1.0)[:, None]
-    if truncate_dim is not None:
-        output = np.ascontiguousarray(output[:, :truncate_dim])
-    return output[0] if single else output
+    return output
 
 
 def _one_text_vector(module: StaticWordAverage, text: str, normalize: bool) -> np.ndarray | None:

@@ -55,6 +55,26 @@ def positive_int(settings: object, *names: str) -> None:
             raise SettingsError(f"{name} must be a positive integer, got {value!r}.")
 
 
+MAX_SEED = 2**32 - 1
+"""The largest seed: numpy's seeding (``np.random.seed``, which the trainer's ``set_seed`` calls) stops there."""
+
+
+def is_seed(value: object) -> bool:
+    """Whether ``value`` is a seed every library takes: an int (not a ``bool``) from 0 to :data:`MAX_SEED`."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED
+
+
+def seed_values(settings: object, *names: str) -> None:
+    """Refuse a field of ``names`` that is not a seed (:func:`is_seed`), naming the setting and its option."""
+    for name in names:
+        value = getattr(settings, name)
+        if not is_seed(value):
+            raise SettingsError(
+                f"{name} (--{name.replace('_', '-')}) must be a seed, an integer from 0 to {MAX_SEED} (numpy's seeds "
+                f"stop there), got {value!r}."
+            )
+
+
 def positive_number(settings: object, *names: str) -> None:
     """Refuse a field of ``names`` that is not a finite positive number."""
     for name in names:

@@ -119,8 +119,8 @@ class BuildSettings:
         if self.second_pass.second_pass_pairs:
             if not self.parallel:
                 raise SettingsError(
-                    "second_pass_pairs continue the contrastive training of a cross-lingual table: give --parallel "
-                    "files and --languages too."
+                    "--second-pass-pairs (second_pass_pairs) continue the contrastive training of a cross-lingual "
+                    "table: give --parallel files and --languages too, or leave it out."
                 )
             self.second_pass_files()  # the form and the languages checked now
         if self.training_leave_out_sources and not self.parallel:

@@ -8,7 +8,14 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from st_static.model.languages import SPACELESS_LANGUAGES
-from st_static.settings.base import STORAGE_FORMATS, SettingsError, checked_language_counts, positive_int, setting
+from st_static.settings.base import (
+    STORAGE_FORMATS,
+    SettingsError,
+    checked_language_counts,
+    positive_int,
+    seed_values,
+    setting,
+)
 from st_static.teachers import DEFAULT_TEACHER, default_prompt
 
 
@@ -125,6 +132,7 @@ class ExtractionSettings:
             self.language_vocab_sizes, "language_vocab_sizes", "size", "{'de': 40000}"
         )
         positive_int(self, "max_words", "batch_tokens", "pca_sample_size")
+        seed_values(self, "pca_sample_seed")
         for name in ("complete_words", "long_texts"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

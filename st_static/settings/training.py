@@ -7,7 +7,16 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from st_static.settings.base import SettingsError, checked_language_counts, positive_int, positive_number, setting
+from st_static.settings.base import (
+    MAX_SEED,
+    SettingsError,
+    checked_language_counts,
+    is_seed,
+    positive_int,
+    positive_number,
+    seed_values,
+    setting,
+)
 
 
 @dataclass
@@ -98,6 +107,7 @@ class RefinementSettings:
     def __post_init__(self) -> None:
         positive_int(self, "steps", "batch_size", "eval_steps", "validation_size")
         positive_number(self, "learning_rate", "temperature")
+        seed_values(self, "seed")
         weight = self.similarity_mse_weight
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight < math.inf:
             raise SettingsError(f"similarity_mse_weight must be 0 or more, got {weight!r}.")
@@ -117,8 +127,11 @@ class RefinementSettings:
             self.matryoshka_dims = dims
         if self.soup_seeds is not None:
             seeds = list(self.soup_seeds)
-            if not seeds or any(isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 for seed in seeds):
-                raise SettingsError(f"soup_seeds must be seeds (integers 0 or more), got {self.soup_seeds!r}.")
+            if not seeds or not all(is_seed(seed) for seed in seeds):
+                raise SettingsError(
+                    f"soup_seeds (--soup-seeds) must be seeds, integers from 0 to {MAX_SEED} (numpy's seeds stop "
+                    f"there), got {self.soup_seeds!r}."
+                )
             if len(set(seeds)) < len(seeds) or self.seed in seeds:
                 raise SettingsError(
                     f"soup_seeds must differ from each other and from seed ({self.seed}), got {self.soup_seeds!r}: "

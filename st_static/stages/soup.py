@@ -24,16 +24,22 @@ import logging
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TextIO
 
 import torch
+from filelock import FileLock, Timeout
 from sentence_transformers import SentenceTransformer
 
 from st_static.distributed import barrier, is_first_process, launched_processes
+from st_static.errors import FolderInUseError
 from st_static.files import staged_folder
 from st_static.model.empty_text import attach_empty_text_dense
 from st_static.model.save_load import load_model, write_model
@@ -51,6 +57,11 @@ STAGE = "soup"
 
 STOP_SECONDS = 10.0
 """How long a child stopped by SIGTERM may take to unwind (its staging folder removed) before it is killed."""
+PARENT_POLL_SECONDS = 1.0
+"""How often a seed's child checks that the build that started it still runs (:func:`watch_parent`)."""
+EARLIER_CHILD_SECONDS = 3 * (PARENT_POLL_SECONDS + STOP_SECONDS)
+"""How long a build waits for a seed's child of an earlier run of its work folder (whose build was killed) to stop
+before it refuses to start that seed again (:meth:`SeedChildren.start`)."""
 
 
 class Soup(FolderStage):
@@ -179,9 +190,15 @@ class SeedChildren:
         return self.build.work_dir / f"seed-{seed}-training.log"
 
     def start(self, at_once: int) -> None:
-        """Start waiting seeds until ``at_once`` children run."""
+        """Start waiting seeds until ``at_once`` children run.
+
+        Raises:
+            FolderInUseError: If a child of an earlier run of the work folder still trains a seed to start (its
+                build was killed) and does not stop within :data:`EARLIER_CHILD_SECONDS`.
+        """
         while self.waiting and len(self.running) < at_once:
             seed = self.waiting.pop(0)
+            _wait_for_earlier_child(Path(self.build.work_dir), seed)
             logger.info("Training seed %d in a child process (log: %s).", seed, self.log(seed).name)
             child = self.context.Process(
                 target=_train_seed_logged,
@@ -232,10 +249,13 @@ def _train_seed_logged(settings: BuildSettings, work_dir: str, log: str) -> None
     Raises:
         SystemExit: With 143 (SIGTERM) or 130 (Ctrl-C) when stopped.
     """
+    seed = settings.refinement.seed
     with open(log, "a", encoding="utf-8", buffering=1) as stream, sigterm_raises_terminated():
         try:
             _log_to(stream)
-            _train_seed(settings, Path(work_dir))
+            watch_parent()
+            with _seed_lock(Path(work_dir), seed):
+                _train_seed(settings, Path(work_dir))
         except Exception:
             logger.exception("The training with seed %d failed.", settings.refinement.seed)
             raise
@@ -245,6 +265,96 @@ def _train_seed_logged(settings: BuildSettings, work_dir: str, log: str) -> None
             raise SystemExit(128 + number) from None
         finally:
             sys.stderr = sys.__stderr__
+
+
+def _seed_lock_path(work_dir: Path, seed: int) -> Path:
+    """The lock a seed's child holds while it trains (its pid in the file of the same name plus ``.owner``)."""
+    return work_dir / f".seed-{seed}-training.lock"
+
+
+@contextmanager
+def _seed_lock(work_dir: Path, seed: int) -> Iterator[None]:
+    """Hold the lock of ``seed``'s training in ``work_dir`` (a child's whole training), its pid written beside it.
+
+    Raises:
+        FolderInUseError: If another process trains the seed in this work folder.
+    """
+    path = _seed_lock_path(work_dir, seed)
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise FolderInUseError(f"{work_dir}: another process trains seed {seed} ({_lock_owner(path)}).") from None
+    owner = path.with_name(path.name + ".owner")
+    try:
+        owner.write_text(str(os.getpid()), encoding="utf-8")
+        yield
+    finally:
+        owner.unlink(missing_ok=True)
+        lock.release()
+
+
+def _lock_owner(path: Path) -> str:
+    """Who holds a seed's lock: ``process PID``, else ``another process``."""
+    try:
+        return f"process {int(path.with_name(path.name + '.owner').read_text(encoding='utf-8'))}"
+    except (OSError, ValueError):
+        return "another process"
+
+
+def _wait_for_earlier_child(work_dir: Path, seed: int) -> None:
+    """Wait until no process trains ``seed`` in ``work_dir``: a child of an earlier run whose build was SIGKILLed
+    (or OOM-killed) trains on until its :func:`watch_parent` notices, so a rerun would start a second one beside it.
+
+    Raises:
+        FolderInUseError: Naming the seed and the process when it still trains after :data:`EARLIER_CHILD_SECONDS`.
+    """
+    path = _seed_lock_path(work_dir, seed)
+    lock = FileLock(str(path), timeout=0)
+    deadline, told = time.monotonic() + EARLIER_CHILD_SECONDS, False
+    while True:
+        try:
+            with lock.acquire():
+                return
+        except Timeout:
+            if time.monotonic() > deadline:
+                raise FolderInUseError(
+                    f"seed {seed}: a training of an earlier run of {work_dir} still runs ({_lock_owner(path)}, "
+                    f"log: seed-{seed}-training.log); wait for it to stop, or stop it, then run the build again."
+                ) from None
+            if not told:
+                logger.warning("Seed %d: waiting for the training of an earlier run to stop (%s).", seed, path.name)
+                told = True
+            time.sleep(0.2)
+
+
+def watch_parent(poll_seconds: float | None = None) -> threading.Thread | None:
+    """In a spawned child, stop this process when the process that started it is gone (SIGKILLed or OOM-killed, so
+    it stopped no child): a daemon thread checks every ``poll_seconds`` (:data:`PARENT_POLL_SECONDS`) whether the
+    parent's sentinel closed or the parent pid changed (the child was re-parented), then sends this process SIGTERM,
+    which unwinds a training as the parent's own stop does, and ends it after :data:`STOP_SECONDS` if it has not
+    ended. (Linux's ``PR_SET_PDEATHSIG`` would fire when the parent's starting thread ends, not the parent.)
+
+    Returns:
+        The thread, or ``None`` in a process that multiprocessing did not start.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return None
+    poll = PARENT_POLL_SECONDS if poll_seconds is None else poll_seconds
+    parent_pid = os.getppid()
+
+    def watch() -> None:
+        while parent.is_alive() and os.getppid() == parent_pid:
+            time.sleep(poll)
+        logger.warning("The build that started this training (process %s) is gone; stopping.", parent.pid)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(STOP_SECONDS)
+        os._exit(128 + signal.SIGTERM)
+
+    thread = threading.Thread(target=watch, name="st-static-parent-watch", daemon=True)
+    thread.start()
+    return thread
 
 
 def _log_to(stream: TextIO) -> None:
