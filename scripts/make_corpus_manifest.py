@@ -6,8 +6,8 @@ and the redistributable part; the manifest records, for each recent line, whethe
 line of a fetched source (news, health-tweets, nlp-corpus) and then its 8-byte hash: no text. Run it from the data
 the project owns, then check that the fetched packages reproduce every listed line:
 
-    python scripts/make_corpus_manifest.py --data /work/shared/data           # writes the manifest
-    python scripts/make_corpus_manifest.py --data /work/shared/data --check   # also fetches and reports coverage
+    python scripts/make_corpus_manifest.py --data ../shared/data           # writes the manifest
+    python scripts/make_corpus_manifest.py --data ../shared/data --check   # also fetches and reports coverage
 """
 
 from __future__ import annotations
